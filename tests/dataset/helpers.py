@@ -7,16 +7,65 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.progress import FragmentWriteProgress
 
 import lancelot
 from lancelot.dataset.store import ObjectStore
 
 VERSIONS = ["2.0", "2.1", "2.2"]
+
+#: The two libraries a ported test runs with, by the value of its ``lib`` parameter
+#: (``@pytest.mark.parametrize("lib", LIBS)`` then ``mod = LIBS[lib]``).
+LIBS: dict[str, Any] = {"pylance": lance, "lancelot": lancelot}
+
+
+class Api(NamedTuple):
+    """One library's module and the dataset classes tests call directly (unpack a prefix or a slice)."""
+
+    mod: Any
+    LanceDataset: Any
+    LanceOperation: Any
+    Transaction: Any
+    LanceFragment: Any
+
+
+#: ``API[lib]``: the module and classes of the library ``lib`` names (keys as in ``LIBS``).
+API = {name: Api(m, m.LanceDataset, m.LanceOperation, m.Transaction, m.LanceFragment) for name, m in LIBS.items()}
+
+
+def gap(reason: str) -> list[Any]:
+    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
+    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
+
+
+class Progress(FragmentWriteProgress):
+    """The reference's helper.ProgressForTest: counts the hooks' calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.begin_called = 0
+        self.complete_called = 0
+
+    def begin(self, fragment: Any, **kwargs: Any) -> None:
+        self.begin_called += 1
+
+    def complete(self, fragment: Any, **kwargs: Any) -> None:
+        self.complete_called += 1
+
+
+def both(path: str | Path) -> pa.Table:
+    """The latest version as pylance reads it, asserted equal to lancelot's reading."""
+    theirs = lance.dataset(str(path)).to_table()
+    assert lancelot.dataset(str(path)).to_table() == theirs
+    return theirs
+
+
 #: lancelot.sql (SQL filters and expressions) is on its way from another branch: tests that
 #: hand lancelot SQL text run once it is there; the others give lancelot pyarrow Expressions
 HAVE_SQL = importlib.util.find_spec("lancelot.sql") is not None

@@ -18,9 +18,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
-from tests.dataset.helpers import assert_twins, table, twins
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS, assert_twins, table, twins
 
 
 @pytest.mark.parametrize("lib", LIBS)

@@ -11,8 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-
-LIBS = [lance, lancelot]
+from tests.dataset.helpers import LIBS
 
 
 def _twin(tmp_path, name: str) -> str:
@@ -74,7 +73,7 @@ def test_update_columns_then_merge(tmp_path, writer, committer) -> None:
     assert lance.dataset(got).to_table() == t and lancelot.dataset(got).to_table() == t
 
 
-@pytest.mark.parametrize("lib", LIBS, ids=["pylance", "lancelot"])
+@pytest.mark.parametrize("lib", LIBS.values(), ids=list(LIBS))
 def test_fragment_join_errors(tmp_path, lib) -> None:
     frag = lib.dataset(_twin(tmp_path, "d")).get_fragments()[0]
     for bad in (

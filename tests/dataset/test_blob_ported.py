@@ -9,9 +9,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-import lancelot
+from tests.dataset.helpers import LIBS
 
-LIBS = {"pylance": lance, "lancelot": lancelot}
 BLOB = {"lance-encoding:blob": "true"}
 
 

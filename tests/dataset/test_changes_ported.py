@@ -18,24 +18,12 @@ import pytest
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
-from lancelot.dataset import LanceDataset, LanceOperation, Transaction
-
-LIBS = {
-    "pylance": (lance, lance.LanceDataset, lance.LanceOperation, lance.Transaction),
-    "lancelot": (lancelot, LanceDataset, LanceOperation, Transaction),
-}
-
-
-def _both(path) -> pa.Table:
-    """The latest version as pylance reads it, asserted equal to lancelot's reading."""
-    theirs = lance.dataset(str(path)).to_table()
-    assert lancelot.dataset(str(path)).to_table() == theirs
-    return theirs
+from tests.dataset.helpers import API, LIBS, both
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_with_schema_holes(tmp_path, lib) -> None:
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     ds = mod.write_dataset(pa.table({"a": range(10)}), str(tmp_path / "d"))
     ds.add_columns({"b": "a + 1"})
     ds.add_columns({"c": "a + 2"})
@@ -44,19 +32,19 @@ def test_merge_with_schema_holes(tmp_path, lib) -> None:
     merged, schema = frag.merge_columns(lambda _: pa.RecordBatch.from_pydict({"d": range(10, 20)}))
     cls.commit(str(tmp_path / "d"), ops.Merge([merged], schema), read_version=ds.version)
     lance.dataset(str(tmp_path / "d")).validate()
-    assert _both(tmp_path / "d") == pa.table({"a": range(10), "c": range(2, 12), "d": range(10, 20)})
+    assert both(tmp_path / "d") == pa.table({"a": range(10), "c": range(2, 12), "d": range(10, 20)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_data(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.table({"a": range(100), "b": range(100)})
     mod.write_dataset(tab, str(tmp_path / "d"), mode="append")
     ds = mod.dataset(str(tmp_path / "d"))
     # (the reference expects partial int64 data refused; pylance 14.0.2 accepts it, nulls where unmatched)
     ds.merge(pa.table({"a": range(40), "c": range(40)}), "a")
     assert ds.version == 2
-    assert _both(tmp_path / "d")["c"].to_pylist() == list(range(40)) + [None] * 60
+    assert both(tmp_path / "d")["c"].to_pylist() == list(range(40)) + [None] * 60
     ds.merge(pa.table({"a2": range(5), "d": ["a", "b", "c", "d", "e"]}), left_on="a", right_on="a2")
     assert ds.version == 3
     want = pa.table(
@@ -68,23 +56,23 @@ def test_merge_data(tmp_path, lib) -> None:
         }
     )
     assert ds.to_table() == want
-    assert _both(tmp_path / "d") == want
+    assert both(tmp_path / "d") == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_from_dataset(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds1 = mod.write_dataset(pa.table({"a": range(100), "b": range(100)}), str(tmp_path / "d1"), mode="append")
     ds2 = mod.write_dataset(pa.table({"a": range(100), "c": range(100)}), str(tmp_path / "d2"), mode="append")
     ds1.merge(ds2.to_batches(), "a", schema=ds2.schema)
     assert ds1.version == 2
-    assert _both(tmp_path / "d1") == pa.table({"a": range(100), "b": range(100), "c": range(100)})
+    assert both(tmp_path / "d1") == pa.table({"a": range(100), "b": range(100), "c": range(100)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_separate_dataset(tmp_path, lib) -> None:
     """Columns of a derived dataset merged back by row id (fragment by fragment, one Merge commit)."""
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     base = mod.write_dataset(pa.table({"a": range(10), "b": range(10)}), str(tmp_path / "base"))
 
     def view():
@@ -102,13 +90,13 @@ def test_merge_separate_dataset(tmp_path, lib) -> None:
         merged, new_schema = frag.merge_columns(v)
         frags.append(merged)
     cls.commit(str(tmp_path / "base"), ops.Merge(frags, new_schema), read_version=base.version)
-    assert _both(tmp_path / "base") == pa.table({"a": range(10), "b": range(10), "double_a": range(0, 20, 2)})
+    assert both(tmp_path / "base") == pa.table({"a": range(10), "b": range(10), "double_a": range(0, 20, 2)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_large(tmp_path, lib) -> None:
     """A sub-column upsert large enough for the join to come in several batches (lance#3406)."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     dims, nrows, n = 8, 6000, 4000
     ds = mod.write_dataset(pa.table({"id": range(nrows), "num": [str(i) for i in range(nrows)]}), str(tmp_path / "d"))
     ds.add_columns(pa.field("vector", pa.list_(pa.float32(), dims)))  # all null (the reference: arrow_cast(NULL..))
@@ -116,14 +104,14 @@ def test_merge_insert_large(tmp_path, lib) -> None:
     other = pa.table({"id": range(n), "vector": vec})
     stats = ds.merge_insert(on="id").when_matched_update_all().when_not_matched_insert_all().execute(other)
     assert stats["num_updated_rows"] == n and stats["num_inserted_rows"] == 0
-    got = _both(tmp_path / "d").sort_by("id")
+    got = both(tmp_path / "d").sort_by("id")
     assert got["num"].to_pylist() == [str(i) for i in range(nrows)]
     assert got["vector"].slice(0, n).combine_chunks() == vec and got["vector"].slice(n).null_count == nrows - n
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_config_transaction(tmp_path, lib) -> None:
-    mod, cls, ops, txn_cls = LIBS[lib]
+    mod, cls, ops, txn_cls = API[lib][:4]
     schema = pa.schema(
         [
             pa.field("a", pa.int64(), metadata={b"field_a": b"original"}),
@@ -165,18 +153,18 @@ def test_update_config_transaction(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_with_retry_parameters(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.table({"a": range(10), "b": range(10)}), str(tmp_path / "d"), mode="append")
     ds = mod.dataset(str(tmp_path / "d"))
     stats = ds.update(updates=dict(b="b + 1"), conflict_retries=5, retry_timeout=timedelta(seconds=60))
     assert ds.to_table(columns=["a", "b"]) == pa.table({"a": range(10), "b": range(1, 11)})
     assert stats["num_rows_updated"] == 10
-    assert _both(tmp_path / "d").sort_by("a") == pa.table({"a": range(10), "b": range(1, 11)})
+    assert both(tmp_path / "d").sort_by("a") == pa.table({"a": range(10), "b": range(1, 11)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_columns_from_file(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.table({"a": range(100), "b": range(100)})
     ds = mod.write_dataset(tab, str(tmp_path / "d"), max_rows_per_file=25)
     for i, (offset, limit) in enumerate(((0, 50), (50, 50))):
@@ -190,14 +178,14 @@ def test_add_columns_from_file(tmp_path, lib) -> None:
     ds.add_columns(data_gen(), reader_schema=pa.schema([pa.field("double_b", pa.int64())]))
     want = tab.append_column("double_b", pa.array([2 * x for x in range(100)]))
     assert ds.to_table() == want
-    assert _both(tmp_path / "d") == want
+    assert both(tmp_path / "d") == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_fragments_via_scanner(tmp_path, lib) -> None:
     import pickle
 
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     pq.write_to_dataset(table, str(tmp_path / "parquet.parquet"))
     base = str(tmp_path / "test")
@@ -206,12 +194,12 @@ def test_commit_fragments_via_scanner(tmp_path, lib) -> None:
     assert pickle.loads(pickle.dumps(frag)) == frag
     ds = cls.commit(base, ops.Overwrite(table.schema, [frag]))
     assert ds.schema == table.schema
-    assert _both(base) == table
+    assert both(base) == table
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_with_commit(tmp_path, lib) -> None:
-    mod, cls, ops, txn_cls = LIBS[lib]
+    mod, cls, ops, txn_cls = API[lib][:4]
     ds = mod.write_dataset(pa.table({"id": range(10), "updated": [False] * 10}), str(tmp_path / "d"))
     txn, stats = (
         ds.merge_insert(on="id")
@@ -223,12 +211,12 @@ def test_merge_insert_with_commit(tmp_path, lib) -> None:
     ds = cls.commit(ds, txn)
     want = pa.table({"id": range(10), "updated": [False, True] + [False] * 8})
     assert ds.to_table().sort_by("id") == want
-    assert _both(tmp_path / "d").sort_by("id") == want
+    assert both(tmp_path / "d").sort_by("id") == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_columns(tmp_path, lib) -> None:
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     base = str(tmp_path / "test")
     lance.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), base)
     fragment = mod.dataset(base).get_fragments()[0]
@@ -240,12 +228,12 @@ def test_merge_columns(tmp_path, lib) -> None:
     ds = cls.commit(base, ops.Overwrite(schema.to_pyarrow(), [meta]))
     assert ds.schema == schema.to_pyarrow()
     want = pa.Table.from_pydict({"a": range(100), "b": range(100), "c": pa.array(range(0, 200, 2), pa.int64())})
-    assert _both(base) == want
+    assert both(base) == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_columns_from_reader(tmp_path, lib) -> None:
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     base = str(tmp_path / "test")
     lance.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), base)
     fragment = mod.dataset(base).get_fragments()[0]
@@ -260,13 +248,13 @@ def test_merge_columns_from_reader(tmp_path, lib) -> None:
     )
     ds = cls.commit(base, ops.Overwrite(schema.to_pyarrow(), [meta]))
     assert ds.schema == schema.to_pyarrow()
-    assert _both(base) == pa.Table.from_pydict({"a": range(100), "b": range(100), "c": range(100), "d": range(100)})
+    assert both(base) == pa.Table.from_pydict({"a": range(100), "b": range(100), "c": range(100), "d": range(100)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("batch_size", [1, 10, 100])
 def test_merge_batch_size(tmp_path, lib, batch_size) -> None:
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     p = str(tmp_path / "d")
     ds = lance.write_dataset(pa.table({"a": range(300)}), p, max_rows_per_file=100)
 
@@ -280,12 +268,12 @@ def test_merge_batch_size(tmp_path, lib, batch_size) -> None:
         frags.append(merged)
     cls.commit(p, ops.Merge(frags, schema), read_version=ds.version)
     lance.dataset(p).validate()
-    assert _both(p) == pa.table({"a": range(300), "b": range(300)})
+    assert both(p) == pa.table({"a": range(300), "b": range(300)})
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_no_checkpoint_merge_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     lance.write_dataset(pa.table({"a": range(100), "b": range(100)}), str(tmp_path / "d"), max_rows_per_file=20)
 
     @mod.batch_udf(checkpoint_file=tmp_path / "cache.sqlite")
@@ -300,7 +288,7 @@ def test_no_checkpoint_merge_columns(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_delete_with_commit(tmp_path, lib) -> None:
     """The reference's test_delete_with_commit with the library's own Fragment.delete."""
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     base = str(tmp_path / "t")
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     lance.write_dataset(table, base)
@@ -310,7 +298,7 @@ def test_fragment_delete_with_commit(tmp_path, lib) -> None:
     assert frags[0].delete("a > 1000").deletion_file is None  # nothing matched: unchanged
     delete = ops.Delete([frags[0].delete("a >= 50")], [frags[1].fragment_id], "hello")
     cls.commit(base, delete, read_version=2)
-    assert _both(base) == pa.Table.from_pydict({"a": range(50), "b": range(50)})
+    assert both(base) == pa.Table.from_pydict({"a": range(50), "b": range(50)})
     lance.dataset(base).validate()
 
 
@@ -320,7 +308,7 @@ def test_fragment_delete_with_commit(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_drop_columns(tmp_path, lib) -> None:
     """(Smaller than the reference's: 256 rows of 8 dims, an IVF_FLAT index (pylance's) for its IVF_PQ.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     values = pc.random(256 * 8).cast("float32")
     table = pa.table({"a": pa.FixedSizeListArray.from_arrays(values, 8), "b": range(256), "c": range(256)})
     mod.write_dataset(table, str(tmp_path / "d"))
@@ -336,13 +324,13 @@ def test_drop_columns(tmp_path, lib) -> None:
         assert len(reader.dataset(str(tmp_path / "d")).describe_indices()) == 0
     with pytest.raises(ValueError):  # not every column
         ds.drop_columns(["c"])
-    assert _both(tmp_path / "d") == pa.table({"c": range(256)})
+    assert both(tmp_path / "d") == pa.table({"c": range(256)})
     assert lance.dataset(str(tmp_path / "d")).validate() is None
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_columns_from_rbr(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.table({"a": range(100), "b": range(100)})
     ds = mod.write_dataset(tab, str(tmp_path / "d"), max_rows_per_file=25)
 
@@ -363,7 +351,7 @@ def test_add_columns_from_rbr(tmp_path, lib) -> None:
 
     ds.add_columns(large(), reader_schema=pa.schema([pa.field("e", pa.int64())]))
     want = want.append_column("e", pa.array([i % 40 for i in range(100)]))
-    assert _both(tmp_path / "d") == want
+    assert both(tmp_path / "d") == want
     f = pa.schema([pa.field("f", pa.int64())])
     # (lancelot words them: "the stream produced fewer values than the dataset has" / "more values than expected")
     fewer, more = (
@@ -381,7 +369,7 @@ def test_add_columns_from_rbr(tmp_path, lib) -> None:
 def _check_add_columns(lib, path, expected, use_fragments, *args) -> None:
     """The reference's ``check_add_columns``: add_columns, or merge_columns on each fragment and one
     Merge commit."""
-    mod, cls, ops, _ = LIBS[lib]
+    mod, cls, ops, _ = API[lib][:4]
     if use_fragments:
         ds = mod.dataset(str(path))
         new_frags = []
@@ -393,13 +381,13 @@ def _check_add_columns(lib, path, expected, use_fragments, *args) -> None:
         ds = mod.dataset(str(path))
         ds.add_columns(*args)
     assert ds.to_table() == expected
-    assert _both(path) == expected
+    assert both(path) == expected
 
 
 @pytest.mark.parametrize("use_fragments", [False, True])
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_columns_exprs(tmp_path, lib, use_fragments) -> None:
-    LIBS[lib][0].write_dataset(pa.table({"a": range(100)}), str(tmp_path / "d"))
+    LIBS[lib].write_dataset(pa.table({"a": range(100)}), str(tmp_path / "d"))
     _check_add_columns(
         lib, tmp_path / "d", pa.table({"a": range(100), "b": range(1, 101)}), use_fragments, {"b": "a + 1"}
     )
@@ -408,7 +396,7 @@ def test_add_columns_exprs(tmp_path, lib, use_fragments) -> None:
 @pytest.mark.parametrize("use_fragments", [False, True])
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_columns_callable(tmp_path, lib, use_fragments) -> None:
-    LIBS[lib][0].write_dataset(pa.table({"a": range(100)}), str(tmp_path / "d"))
+    LIBS[lib].write_dataset(pa.table({"a": range(100)}), str(tmp_path / "d"))
 
     def mapper(batch: pa.RecordBatch) -> pa.RecordBatch:
         return pa.record_batch([pc.add(batch["a"], 1)], names=["b"])
@@ -419,16 +407,16 @@ def test_add_columns_callable(tmp_path, lib, use_fragments) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_many_columns(tmp_path, lib) -> None:
     """(100 columns where the reference adds 1000: the same path, a tenth of the time.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table([pa.array([1, 2, 3])], names=["0"]), str(tmp_path / "d"))
     ds.add_columns({str(i): "0" for i in range(1, 100)})
-    theirs = _both(tmp_path / "d")
+    theirs = both(tmp_path / "d")
     assert theirs.num_rows == 3 and theirs.num_columns == 100
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_query_after_merge(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     rng = np.random.default_rng(0)
     tab = pa.table(
         {"id": range(100), "vec": pa.FixedShapeTensorArray.from_numpy_ndarray(rng.random((100, 16), np.float32))}
@@ -443,18 +431,18 @@ def test_query_after_merge(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_alter_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.string(), nullable=False)])
     tab = pa.table({"a": pa.array([1, 2, 1024]), "b": pa.array(["a", "b", "c"])}, schema=schema)
     ds = mod.write_dataset(tab, str(tmp_path / "d"))
     ds.alter_columns({"path": "a", "name": "x", "nullable": True}, {"path": "b", "name": "y"})
     want = pa.schema([pa.field("x", pa.int64()), pa.field("y", pa.string(), nullable=False)])
     assert ds.schema == want
-    assert _both(tmp_path / "d") == pa.table({"x": [1, 2, 1024], "y": ["a", "b", "c"]}, schema=want)
+    assert both(tmp_path / "d") == pa.table({"x": [1, 2, 1024], "y": ["a", "b", "c"]}, schema=want)
     ds.alter_columns({"path": "x", "data_type": pa.int32()}, {"path": "y", "data_type": pa.large_string()})
     want = pa.schema([pa.field("x", pa.int32()), pa.field("y", pa.large_string(), nullable=False)])
     assert ds.schema == want
-    assert _both(tmp_path / "d") == pa.table({"x": [1, 2, 1024], "y": ["a", "b", "c"]}, schema=want)
+    assert both(tmp_path / "d") == pa.table({"x": [1, 2, 1024], "y": ["a", "b", "c"]}, schema=want)
     with pytest.raises(Exception, match="Can't cast value 1024 to type Int8"):
         ds.alter_columns({"path": "x", "data_type": pa.int8()})
     with pytest.raises(Exception, match='Cannot cast column "x" from Int32 to Utf8'):
@@ -470,7 +458,7 @@ def test_alter_columns(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_cols_all_null_with_sql(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(
         pa.table({"a": range(100)}), str(tmp_path / "d"), max_rows_per_file=50, data_storage_version="stable"
     )
@@ -479,4 +467,4 @@ def test_add_cols_all_null_with_sql(tmp_path, lib) -> None:
     after = lance.dataset(str(tmp_path / "d")).get_fragments()
     assert [(f.fragment_id, f.data_files()) for f in before] == [(f.fragment_id, f.data_files()) for f in after]
     assert ds.schema == pa.schema({"a": pa.int64(), "b": pa.int32()})
-    assert _both(tmp_path / "d")["b"].null_count == 100
+    assert both(tmp_path / "d")["b"].null_count == 100

@@ -14,15 +14,10 @@ import pytest
 
 import lancelot
 import lancelot.commit
-from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation, Transaction
+from lancelot.dataset import Transaction
 from lancelot.errors import LanceError
+from tests.dataset.helpers import API, LIBS, index_section
 
-from .helpers import index_section
-
-LIBS = {
-    "pylance": (lance, lance.LanceDataset, lance.LanceOperation, lance.fragment.LanceFragment),
-    "lancelot": (lancelot, LanceDataset, LanceOperation, LanceFragment),
-}
 OTHER = {"pylance": lancelot, "lancelot": lance}
 T = pa.table({"id": pa.array(range(10), pa.int64()), "s": [f"r{i}" for i in range(10)]})
 
@@ -36,7 +31,7 @@ def _props(path: str, version: int) -> tuple[dict[str, str], dict[str, str]]:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_message_and_properties(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     p = str(tmp_path / "d")
     ds = mod.write_dataset(T, p, commit_message="first", transaction_properties={"k": "v"})
     ds.insert(T, transaction_properties={"x": "y", "__lance_commit_message": "lost"}, commit_message="second")
@@ -60,7 +55,7 @@ def test_commit_message_and_properties(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_lock(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     p = str(tmp_path / "d")
     calls: list[tuple[str, int, object]] = []
 
@@ -96,7 +91,7 @@ def test_commit_lock(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_detached_commit(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     p = str(tmp_path / "d")
     mod.write_dataset(T, p)
     d = cls.commit(p, ops.Append([frag.create(p, T.slice(0, 3))]), read_version=1, detached=True)
@@ -129,7 +124,7 @@ def test_rewrite_equals_pylance(tmp_path, stable) -> None:
     without row ids are refused by both (an OSError), nothing committed."""
     results = []
     for who in ("pylance", "lancelot"):
-        mod, cls, ops, frag = LIBS[who]
+        mod, cls, ops, _, frag = API[who]
         p = str(tmp_path / who)
         lance.write_dataset(T, p, max_rows_per_file=4, enable_stable_row_ids=stable)
         lance.dataset(p).delete("id = 1")
@@ -157,7 +152,7 @@ def test_rewrite_equals_pylance(tmp_path, stable) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_conflict_error_is_oserror(tmp_path, lib) -> None:
     """pylance's CommitConflictError is an OSError with ``retryable``: so is lancelot's."""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     p = str(tmp_path / "d")
     mod.write_dataset(T, p)
     mod.write_dataset(T, p, mode="append")
@@ -176,7 +171,7 @@ def test_shallow_clone(tmp_path, lib) -> None:
     """A shallow clone (by commit of a Clone operation, and by ``shallow_clone`` of a tag) reads in both
     libraries as the source's version, keeps the source's version number, copies no data file, and
     takes appends of the other library in its own root."""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     src = str(tmp_path / "src")
     lance.write_dataset(T, src, max_rows_per_file=4)
     lance.dataset(src).delete("id < 2")
@@ -201,7 +196,7 @@ def test_shallow_clone(tmp_path, lib) -> None:
 def test_transaction_keeps_uuid_and_v1_paths(tmp_path, lib) -> None:
     """A committed Append ``Transaction`` keeps its uuid and properties; ``enable_v2_manifest_paths=False``
     names a new dataset's manifests by version; ``data_obj`` is write_dataset's keyword."""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     txn_cls = lance.Transaction if lib == "pylance" else Transaction
     p = str(tmp_path / "d")
     mod.write_dataset(data_obj=T, uri=p, enable_v2_manifest_paths=False)
@@ -224,7 +219,7 @@ def test_rewrite_with_rewritten_index(tmp_path) -> None:
 
     results = []
     for who in ("pylance", "lancelot"):
-        mod, cls, ops, frag = LIBS[who]
+        mod, cls, ops, _, frag = API[who]
         p = str(tmp_path / who)
         lance.write_dataset(T, p, max_rows_per_file=4)
         lance.dataset(p).create_scalar_index("id", "BTREE")
@@ -289,7 +284,7 @@ def test_error_classes_match_pylance(tmp_path, case) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_use_legacy_format_false_is_stable(tmp_path, lib) -> None:
     """pylance's deprecated ``use_legacy_format=False``: the stable data storage version, with a warning."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     with pytest.warns(DeprecationWarning, match="use_legacy_format is deprecated"):
         mod.write_dataset(T, str(tmp_path / "d"), use_legacy_format=False, data_cache_bytes=1 << 20)
     stable = lance.write_dataset(T, str(tmp_path / "s"), data_storage_version="stable").data_storage_version
@@ -302,7 +297,7 @@ def test_deep_clone(tmp_path, lib) -> None:
     version in both libraries after the source is gone; committing a deep Clone directly is refused."""
     import shutil
 
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     src = str(tmp_path / "src")
     mod.write_dataset(T, src, max_rows_per_file=5)
     mod.dataset(src).delete("id < 2")
@@ -327,7 +322,7 @@ def test_deep_clone(tmp_path, lib) -> None:
 def test_append_read_at_version_zero(tmp_path, lib) -> None:
     """An Append with ``read_version=0`` is checked against nothing (pylance's rule): it lands after an
     overwrite, where one read at version 1 is refused."""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     p = str(tmp_path / "d")
     mod.write_dataset(T, p)
     mod.write_dataset(T, p, mode="overwrite")

@@ -15,12 +15,9 @@ import pytest
 
 import lancelot
 import lancelot.commit
-from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation, write_fragments
+from lancelot.dataset import write_fragments
+from tests.dataset.helpers import API, LIBS
 
-LIBS = {
-    "pylance": (lance, lance.LanceDataset, lance.LanceOperation, lance.fragment.LanceFragment),
-    "lancelot": (lancelot, LanceDataset, LanceOperation, LanceFragment),
-}
 CONFLICT = {"pylance": lance.commit.CommitConflictError, "lancelot": lancelot.commit.CommitConflictError}
 KEY = "__lance_commit_message"
 AB = pa.Table.from_pydict({"a": range(20), "b": range(20)})
@@ -28,7 +25,7 @@ AB = pa.Table.from_pydict({"a": range(20), "b": range(20)})
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_create_from_commit(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     base = tmp_path / "test"
     ds = cls.commit(base, ops.Overwrite(AB.schema, [frag.create(base, AB)]))
     assert ds.to_table() == AB and lance.dataset(base).to_table() == AB
@@ -36,7 +33,7 @@ def test_create_from_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_append_with_commit(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     base = tmp_path / "test"
     ds = mod.write_dataset(AB, base)
     append = ops.Append([frag.create(base, AB)])
@@ -48,7 +45,7 @@ def test_append_with_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_custom_commit_lock(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     called = []
 
     @contextlib.contextmanager
@@ -87,7 +84,7 @@ def test_custom_commit_lock(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_no_detached_v1(tmp_path, lib) -> None:
     """(pylance 14.0.2 names new datasets' manifests V2 by default: the V1 dataset is asked for.)"""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     ds = mod.write_dataset(pa.table({"x": [0]}), tmp_path, enable_v2_manifest_paths=False)
     op = ops.Append([frag.create(ds.uri, pa.table({"x": [1]}))])
     with pytest.raises(OSError, match="v1 manifest paths"):
@@ -97,7 +94,7 @@ def test_no_detached_v1(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_detached_commits(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     ds = mod.write_dataset(pa.table({"x": [0]}), tmp_path, enable_v2_manifest_paths=True)
     op = ops.Append([frag.create(ds.uri, pa.table({"x": [1]}))])
     detached = cls.commit(ds.uri, op, read_version=ds.version, detached=True)
@@ -119,7 +116,7 @@ def test_detached_commits(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_read_transaction_properties(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     schema = pa.schema([pa.field("id", pa.int32()), pa.field("value", pa.string())])
     batch1 = pa.RecordBatch.from_arrays([pa.array([1, 2, 3]), pa.array(["a", "b", "c"])], schema=schema)
     props1 = {KEY: "First commit", "custom_prop": "custom_value"}
@@ -135,7 +132,7 @@ def test_read_transaction_properties(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_get_properties_with_no_properties(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     schema = pa.schema([pa.field("id", pa.int32())])
     ds = mod.write_dataset(pa.RecordBatch.from_arrays([pa.array([1, 2, 3])], schema=schema), tmp_path)
     assert ds.read_transaction(1).transaction_properties == {}
@@ -144,7 +141,7 @@ def test_get_properties_with_no_properties(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_message_and_get_properties(tmp_path, lib) -> None:
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     table = pa.table({"a": [1]})
     ds = mod.write_dataset(table, tmp_path, commit_message="first commit")
     txns = ds.get_transactions()
@@ -167,7 +164,7 @@ def test_commit_message_and_get_properties(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_shallow_clone(tmp_path, lib) -> None:
     """(The reference passes ``version=``: pylance 14.0.2 takes the version as ``reference``.)"""
-    mod, cls, ops, frag = LIBS[lib]
+    mod, cls, ops, _, frag = API[lib]
     src = tmp_path / "shallow_src"
     v1 = pa.table({"a": [1, 2, 3], "b": [10, 20, 30]})
     mod.write_dataset(v1, src, mode="create")

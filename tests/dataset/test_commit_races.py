@@ -18,8 +18,7 @@ import pytest
 
 import lancelot
 from lancelot.dataset import LanceDataset, LanceOperation, write_fragments
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def _rows(lo: int, n: int = 20) -> pa.Table:

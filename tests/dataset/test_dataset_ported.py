@@ -16,19 +16,7 @@ import pyarrow.dataset as pa_ds
 import pytest
 
 import lancelot
-from lancelot.dataset import LanceDataset, LanceOperation
-
-LIBS = {
-    "pylance": (lance, lance.LanceDataset, lance.LanceOperation),
-    "lancelot": (lancelot, LanceDataset, LanceOperation),
-}
-
-
-def _both(path) -> pa.Table:
-    """The latest version as pylance reads it, asserted equal to lancelot's reading."""
-    theirs = lance.dataset(str(path)).to_table()
-    assert lancelot.dataset(str(path)).to_table() == theirs
-    return theirs
+from tests.dataset.helpers import API, LIBS, both
 
 
 def _merge_stats(stats: dict, expected: tuple[int, int, int]) -> None:
@@ -37,7 +25,7 @@ def _merge_stats(stats: dict, expected: tuple[int, int, int]) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_overwrite(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     t1 = pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}])
     base = tmp_path / "test"
     mod.write_dataset(t1, base)
@@ -50,7 +38,7 @@ def test_dataset_overwrite(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_append(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"colA": [1, 2, 3], "colB": [4, 5, 6]})
     base = tmp_path / "test"
     mod.write_dataset(table, base, mode="append")  # append creates a missing dataset
@@ -60,13 +48,13 @@ def test_dataset_append(tmp_path, lib) -> None:
         mod.write_dataset(pa.Table.from_pydict({"COLUMN-C": [1, 2, 3], "colB": [4, 5, 6]}), ds, mode="append")
     ds.insert(pa.Table.from_pydict({"colA": [4, 5, 6]}))  # a subschema
     want = pa.table({"colA": [1, 2, 3, 4, 5, 6], "colB": [4, 5, 6, None, None, None]})
-    assert ds.to_table() == want and _both(base) == want
+    assert ds.to_table() == want and both(base) == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_versions(tmp_path, lib) -> None:
     """(No one-second sleep between the versions, as the reference has: their timestamps still increase.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     base = tmp_path / "test"
     mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}]), base)
     assert len(mod.dataset(base).versions()) == 1
@@ -80,7 +68,7 @@ def test_versions(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_delete_data(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64(), nullable=False)])
     tab = pa.table({"a": range(100), "b": range(100)}, schema=schema)
     mod.write_dataset(tab, tmp_path / "dataset", mode="append")
@@ -88,10 +76,10 @@ def test_delete_data(tmp_path, lib) -> None:
     ds.delete("a < 10")
     ds.delete("b in (98, 99)")
     assert ds.version == 3
-    assert _both(tmp_path / "dataset") == pa.table({"a": range(10, 98), "b": range(10, 98)}, schema=schema)
+    assert both(tmp_path / "dataset") == pa.table({"a": range(10, 98), "b": range(10, 98)}, schema=schema)
     ds.delete(pa_ds.field("a") < 20)
     assert ds.version == 4
-    assert _both(tmp_path / "dataset") == pa.table({"a": range(20, 98), "b": range(20, 98)}, schema=schema)
+    assert both(tmp_path / "dataset") == pa.table({"a": range(20, 98), "b": range(20, 98)}, schema=schema)
     old = ds.version
     ds.delete("b IS NOT NULL")
     assert ds.count_rows() == 0 and lance.dataset(tmp_path / "dataset").count_rows() == 0
@@ -104,7 +92,7 @@ def test_delete_data(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_count_deleted_rows(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     ds.delete("a >= 50")
     assert ds.stats.dataset_stats()["num_deleted_rows"] == 50
@@ -113,7 +101,7 @@ def test_count_deleted_rows(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_columns_rowid(tmp_path, lib) -> None:
-    mod, cls, ops = LIBS[lib]
+    mod, cls, ops = API[lib][:3]
     base = mod.write_dataset(pa.table({"a": range(10), "b": range(10)}), tmp_path / "base")
     merged_frags, schema = [], None
     for frag in base.get_fragments():
@@ -123,12 +111,12 @@ def test_merge_columns_rowid(tmp_path, lib) -> None:
         merged_frags.append(merged)
     out = cls.commit(base.uri, ops.Merge(merged_frags, schema), read_version=base.version)
     want = pa.table({"a": range(10), "b": range(10), "row_id_copy": pa.array(range(10), pa.uint64())})
-    assert out.to_table() == want and _both(tmp_path / "base") == want
+    assert out.to_table() == want and both(tmp_path / "base") == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_dataset(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     vecs = pa.FixedSizeListArray.from_arrays(pa.array(range(200), type=pa.float32()), 2)
     mod.write_dataset(pa.table({"a": range(100), "b": range(100), "vec": vecs}), tmp_path / "d", mode="append")
     ds = mod.dataset(tmp_path / "d")
@@ -146,7 +134,7 @@ def test_update_dataset(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_dataset_all_types(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
 
     def row(i, s, f, b, d, v):
         return {
@@ -184,13 +172,13 @@ def test_update_dataset_all_types(tmp_path, lib) -> None:
         )
     )
     want = pa.table(row(2, "bar", 2.0, False, 2, [3.0, 4.0]))
-    assert ds.to_table() == want and _both(tmp_path) == want
+    assert ds.to_table() == want and both(tmp_path) == want
     assert stats["num_rows_updated"] == 1
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_with_binary_field(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict(
         {"a": [f"str-{i}" for i in range(100)], "b": [b"bin-{i}" for i in range(100)], "c": list(range(100))}
     )
@@ -205,19 +193,19 @@ def test_update_with_binary_field(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_create_update_empty_dataset(tmp_path, lib) -> None:
     """(The reference builds the empty table through pandas too: the table is what reaches the writer.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema([pa.field("a", pa.string()), pa.field("b", pa.int64()), pa.field("c", pa.float64())])
     ds = mod.write_dataset(schema.empty_table(), tmp_path / "dataset")
     assert ds.count_rows() == 0 and ds.schema == schema
-    assert _both(tmp_path / "dataset") == pa.table({"a": [], "b": [], "c": []}, schema=schema)
+    assert both(tmp_path / "dataset") == pa.table({"a": [], "b": [], "c": []}, schema=schema)
     ds = mod.write_dataset(pa.table({"a": ["foo"], "b": [1], "c": [2.0]}), tmp_path / "dataset", mode="append")
     assert ds.count_rows() == 1
-    assert _both(tmp_path / "dataset") == pa.table({"a": ["foo"], "b": [1], "c": [2.0]}, schema=schema)
+    assert both(tmp_path / "dataset") == pa.table({"a": ["foo"], "b": [1], "c": [2.0]}, schema=schema)
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_null_columns_with_conflict_names(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"id": [1, 2, 4]}), tmp_path)
     assert len(ds.get_fragments()) == 1 and len(ds.get_fragments()[0].data_files()) == 1
     # (pylance 14.0.2 says "Type conflicts between id(Int64) and id(Float32)" where the reference
@@ -231,13 +219,13 @@ def test_add_null_columns_with_conflict_names(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_subcols(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     initial = pa.table({"a": range(10), "b": range(10), "c": range(10, 20)})
     ds = mod.write_dataset(initial, tmp_path / "dataset", max_rows_per_file=5)
     original = ds.get_fragments()
     ds.merge_insert("a").when_matched_update_all().execute(pa.table({"a": range(3, 5), "b": range(20, 22)}))
     want = pa.table({"a": range(10), "b": [0, 1, 2, 20, 21, 5, 6, 7, 8, 9], "c": range(10, 20)})
-    assert ds.to_table().sort_by("a") == want and _both(tmp_path / "dataset").sort_by("a") == want
+    assert ds.to_table().sort_by("a") == want and both(tmp_path / "dataset").sort_by("a") == want
     # (the reference expects the first fragment to gain a file of column b; pylance 14.0.2 rewrites the
     # matched rows into a new fragment instead, its Update "rewrite_rows": so does lancelot)
     frags = lance.dataset(tmp_path / "dataset").get_fragments()
@@ -254,13 +242,13 @@ def test_merge_insert_subcols(tmp_path, lib) -> None:
     want = pa.table(
         {"a": range(12), "b": [0, 1, 2, 20, 21, 5, 6, 7, 8, 30, 31, 32], "c": list(range(10, 20)) + [None] * 2}
     )
-    assert _both(tmp_path / "dataset").sort_by("a") == want
+    assert both(tmp_path / "dataset").sort_by("a") == want
     assert lance.dataset(tmp_path / "dataset").validate() is None
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_conditional_upsert_example(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
 
     def tx(numbers, v):
         return pa.Table.from_pydict(
@@ -284,7 +272,7 @@ def test_merge_insert_conditional_upsert_example(tmp_path, lib) -> None:
             "vector": pa.array([[1.0, 1.0], [2.0, 2.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0]], pa.list_(pa.float32())),
         }
     )
-    assert ds.to_table().sort_by("id") == want and _both(tmp_path / "dataset").sort_by("id") == want
+    assert ds.to_table().sort_by("id") == want and both(tmp_path / "dataset").sort_by("id") == want
     _merge_stats(stats, (0, 2, 0))
     stats = (
         ds.merge_insert("id")
@@ -297,7 +285,7 @@ def test_merge_insert_conditional_upsert_example(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_source_is_dataset(tmp_path, lib) -> None:
     """(100 rows and an overlap of 70 where the reference has 1000 and 700.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(
         pa.Table.from_pydict({"a": range(100), "b": [1] * 100}), tmp_path / "dataset", max_rows_per_file=10
     )
@@ -307,13 +295,13 @@ def test_merge_insert_source_is_dataset(tmp_path, lib) -> None:
     )
     is_new = pc.field("b") == 2
     stats = ds.merge_insert("a").when_not_matched_insert_all().execute(new)
-    table = _both(tmp_path / "dataset")
+    table = both(tmp_path / "dataset")
     assert table.num_rows == 130 and table.filter(is_new).num_rows == 30
     _merge_stats(stats, (30, 0, 0))
     ds = mod.dataset(tmp_path / "dataset", version=version)
     ds.restore()
     stats = ds.merge_insert("a").when_not_matched_insert_all().execute(new.to_batches(), schema=new.schema)
-    table = _both(tmp_path / "dataset")
+    table = both(tmp_path / "dataset")
     assert table.num_rows == 130 and table.filter(is_new).num_rows == 30
     _merge_stats(stats, (30, 0, 0))
 
@@ -321,19 +309,19 @@ def test_merge_insert_source_is_dataset(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_multiple_keys(tmp_path, lib) -> None:
     """(100 rows where the reference has 1000: 35 matches for its 350.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": [1] * 100, "c": [i % 2 for i in range(100)]})
     ds = mod.write_dataset(table, tmp_path / "dataset", mode="create", max_rows_per_file=10)
     new = pa.Table.from_pydict({"a": range(30, 130), "b": [2] * 100, "c": [0] * 100})
     stats = ds.merge_insert(["a", "c"]).when_matched_update_all().execute(new)
-    table = _both(tmp_path / "dataset")
+    table = both(tmp_path / "dataset")
     assert table.num_rows == 100 and table.filter(pc.field("b") == 2).num_rows == 35
     _merge_stats(stats, (0, 35, 0))
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_when_matched_fail(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = pa.table({"id": [1, 2, 3, 4, 5], "val": [10, 20, 30, 40, 50]})
     ds = mod.write_dataset(data, tmp_path / "dataset")
     version = ds.version
@@ -351,12 +339,12 @@ def test_merge_insert_when_matched_fail(tmp_path, lib) -> None:
         ds.merge_insert("id").when_matched_fail().when_not_matched_insert_all().execute(clash)
     with pytest.raises(OSError):
         ds.merge_insert("id").when_matched_fail().when_not_matched_insert_all().execute_uncommitted(clash)
-    assert _both(tmp_path / "dataset").sort_by("id") == data
+    assert both(tmp_path / "dataset").sort_by("id") == data
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_permissive_nullability(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     target = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("value", pa.int64(), nullable=False)])
     ds = mod.write_dataset(pa.table({"id": [1, 2, 3], "value": [10, 20, 30]}, schema=target), tmp_path / "dataset")
     source = pa.schema([pa.field("id", pa.int64()), pa.field("value", pa.int64())])
@@ -368,4 +356,4 @@ def test_merge_insert_permissive_nullability(tmp_path, lib) -> None:
     )
     assert (stats["num_updated_rows"], stats["num_inserted_rows"]) == (1, 2)
     want = pa.table({"id": [1, 2, 3, 4, 5], "value": [10, 200, 30, 400, 500]}, schema=target)
-    assert ds.to_table().sort_by("id").equals(want) and _both(tmp_path / "dataset").sort_by("id").equals(want)
+    assert ds.to_table().sort_by("id").equals(want) and both(tmp_path / "dataset").sort_by("id").equals(want)

@@ -17,8 +17,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def create_table(nrows: int = 100) -> pa.Table:

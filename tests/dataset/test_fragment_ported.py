@@ -14,11 +14,13 @@ import lance.fragment
 import pandas as pd
 import pyarrow as pa
 import pytest
-from lance.progress import FileSystemFragmentWriteProgress, FragmentWriteProgress
+from lance.progress import FileSystemFragmentWriteProgress
 
 import lancelot
+from tests.dataset.helpers import LIBS, Progress
 
-LIBS = {
+#: each library's fragment API by pylance's names, keyed as ``LIBS``
+FRAGMENT_API = {
     "pylance": SimpleNamespace(
         mod=lance,
         Fragment=lance.LanceFragment,
@@ -40,26 +42,6 @@ LIBS = {
 }
 
 
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
-
-
-class _Progress(FragmentWriteProgress):
-    """The reference's helper.ProgressForTest: counts the hooks' calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.begin_called = 0
-        self.complete_called = 0
-
-    def begin(self, fragment, **kwargs) -> None:
-        self.begin_called += 1
-
-    def complete(self, fragment, **kwargs) -> None:
-        self.complete_called += 1
-
-
 def _big_strings() -> pa.RecordBatchReader:
     """The reference's two 8 MiB batches of 1 KiB strings (pylance 14.0.2 starts a new file under a
     tiny ``max_bytes_per_file`` only once a batch's pages are written out: smaller ones share a file)."""
@@ -69,7 +51,7 @@ def _big_strings() -> pa.RecordBatchReader:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragment(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     with pytest.raises(OSError):
         L.Fragment.create(tmp_path, pd.DataFrame([]))
     with pytest.raises(OSError):
@@ -83,7 +65,7 @@ def test_write_fragment(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragment_two_phases(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     texts = [json.dumps(L.Fragment.create(tmp_path, pd.DataFrame({"a": [i * 10]})).to_json()) for i in range(10)]
     fragments = [L.FragmentMetadata.from_json(j) for j in texts]
     ds = L.Dataset.commit(tmp_path, L.Operation.Overwrite(pa.schema([pa.field("a", pa.int64())]), fragments))
@@ -94,7 +76,7 @@ def test_write_fragment_two_phases(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_fragment_with_dynamic_projection(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = L.mod.write_dataset(pa.table({"a": range(100), "b": range(100, 200)}), tmp_path)
     got = ds.get_fragments()[0].to_table(columns={"b_proj": "b"}, filter="a >= 2", offset=20)
     assert got == pa.table({"b_proj": range(122, 200)})
@@ -102,7 +84,7 @@ def test_scan_fragment_with_dynamic_projection(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_session(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = L.mod.write_dataset(pa.table({"a": range(100), "b": range(100, 200)}), tmp_path)
     frag = ds.get_fragments()[0]
     session = frag.open_session(columns=["a", "b"], with_row_address=False)
@@ -113,8 +95,8 @@ def test_fragment_session(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragments(tmp_path, lib) -> None:
-    L = LIBS[lib]
-    progress = _Progress()
+    L = FRAGMENT_API[lib]
+    progress = Progress()
     fragments = L.write_fragments(
         _big_strings(), tmp_path, max_rows_per_group=512, max_bytes_per_file=1024, progress=progress
     )
@@ -124,7 +106,7 @@ def test_write_fragments(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragments_schema_holes(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = L.mod.write_dataset(pa.table({"a": range(3)}), tmp_path)
     ds.add_columns({"b": "a + 1"})
     ds.add_columns({"c": "a + 2"})
@@ -145,8 +127,8 @@ def test_write_fragments_schema_holes(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragment_with_progress(tmp_path, lib) -> None:
-    progress = _Progress()
-    LIBS[lib].Fragment.create(tmp_path, pd.DataFrame({"a": [10 * 10]}), progress=progress)
+    progress = Progress()
+    FRAGMENT_API[lib].Fragment.create(tmp_path, pd.DataFrame({"a": [10 * 10]}), progress=progress)
     assert (progress.begin_called, progress.complete_called) == (1, 1)
 
 
@@ -154,7 +136,7 @@ def test_write_fragment_with_progress(tmp_path, lib) -> None:
 def test_dataset_progress(tmp_path, lib) -> None:
     """pylance's FileSystemFragmentWriteProgress given to either library. The reference's failing
     write runs in a spawned process; here in this one (the progress object is rebuilt the same way)."""
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     dataset_uri, progress_uri = tmp_path / "dataset", tmp_path / "progress"
     fragment = L.Fragment.create(
         dataset_uri, pa.table({"a": range(100)}), progress=FileSystemFragmentWriteProgress(str(progress_uri))
@@ -185,7 +167,7 @@ def test_dataset_progress(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_meta(lib) -> None:
     """(Files with no column_indices nor versions, as the reference leaves them out.)"""
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     data = {
         "id": 0,
         "files": [{"path": "0.lance", "fields": [0], "file_size_bytes": 100}, {"path": "1.lance", "fields": [1]}],
@@ -209,7 +191,7 @@ def test_fragment_meta(lib) -> None:
 def test_fragment_v2(tmp_path, lib) -> None:
     """The reference reads pylance's debug text (lance.debug.format_fragment: "major_version: 2");
     here the data file's version fields say the same."""
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     tab = pa.table({"a": pa.array(range(1024))})
     L.mod.write_dataset([], tmp_path / "dataset", schema=tab.schema)
     fragments = L.write_fragments(tab, tmp_path, data_storage_version="stable")
@@ -219,7 +201,7 @@ def test_fragment_v2(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_merge(tmp_path, lib) -> None:
     """(4,096 rows of 1 KiB strings in four fragments, not the reference's two 8 MiB ones.)"""
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     schema = pa.schema([pa.field("a", pa.string())])
     fragments = L.write_fragments(pa.table({"a": ["0" * 1024] * 4096}), tmp_path, max_rows_per_file=1024)
     ds = L.Dataset.commit(tmp_path, L.Operation.Overwrite(schema, fragments))
@@ -246,7 +228,7 @@ def test_fragment_merge(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_deletion_file_with_base_id_serialization(lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     deletion_file = L.DeletionFile(read_version=1, id=123, file_type="array", num_deleted_rows=10, base_id=456)
     assert deletion_file.base_id == 456 and deletion_file.asdict()["base_id"] == 456
     metadata = L.FragmentMetadata(id=1, files=[], physical_rows=1000, deletion_file=deletion_file)
@@ -274,7 +256,7 @@ def _update(L, ds, update_data, **kw):
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_basic(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(
         L, tmp_path, {"id": [1, 2, 3, 4], "name": ["Alice", "Bob", "Charlie", "David"], "value": [10, 20, 30, 40]}
     )
@@ -293,7 +275,7 @@ def test_fragment_update_columns_basic(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_with_custom_join_key(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(
         L, tmp_path, {"id": [1, 2, 3, 4], "name": ["Alice", "Bob", "Charlie", "David"], "score": [85, 90, 75, 80]}
     )
@@ -304,7 +286,7 @@ def test_fragment_update_columns_with_custom_join_key(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_with_nulls(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(
         L,
         tmp_path,
@@ -316,7 +298,7 @@ def test_fragment_update_columns_with_nulls(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_partial_update(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(
         L,
         tmp_path,
@@ -329,7 +311,7 @@ def test_fragment_update_columns_partial_update(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_no_match(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(L, tmp_path, {"id": [1, 2, 3], "value": [10, 20, 30]})
     upd = pa.table({"_rowid": pa.array([100, 200], type=pa.uint64()), "value": [999, 888]})
     assert _update(L, ds, upd)[1]["value"] == [10, 20, 30]
@@ -337,7 +319,7 @@ def test_fragment_update_columns_no_match(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_error_on_nonexistent_column(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(L, tmp_path, {"id": [1, 2, 3], "value": [10, 20, 30]})
     upd = pa.table({"_rowid": pa.array([0, 1], type=pa.uint64()), "nonexistent_column": [100, 200]})
     with pytest.raises(Exception) as err:
@@ -347,7 +329,7 @@ def test_fragment_update_columns_error_on_nonexistent_column(tmp_path, lib) -> N
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_fragment_update_columns_error_on_metadata_column(tmp_path, lib) -> None:
-    L = LIBS[lib]
+    L = FRAGMENT_API[lib]
     ds = _dataset(L, tmp_path, {"id": [1, 2, 3], "value": [10, 20, 30]})
     upd = pa.table({"_rowid": pa.array([0, 1], type=pa.uint64()), "_rowaddr": pa.array([999, 888], type=pa.uint64())})
     with pytest.raises(Exception) as err:

@@ -12,8 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def _is_json(t: pa.DataType) -> bool:

@@ -13,9 +13,7 @@ import pyarrow as pa
 import pyarrow.dataset as pa_ds
 import pytest
 
-import lancelot
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -132,11 +130,6 @@ def test_with_row_id(tmp_path, lib, row_param, column_name) -> None:
     assert column_name in table.column_names and table.column(column_name).type == pa.uint64()
     table = ds.scanner(**{row_param: False, "columns": ["data_item_id", column_name]}).to_table()
     assert column_name in table.column_names
-
-
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
 
 
 @pytest.mark.parametrize("lib", LIBS)

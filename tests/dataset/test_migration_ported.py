@@ -14,14 +14,9 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import LIBS, gap
 
-LIBS = {"pylance": lance, "lancelot": lancelot}
 DATA = Path(__file__).parents[1] / "data" / "reference_datasets"
-
-
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
 
 
 def prep_dataset(mod, tmp_path: Path, version: str, name: str):
@@ -50,7 +45,7 @@ def test_add_data_storage_version(tmp_path, lib, name, expected) -> None:
 
 @pytest.mark.parametrize(
     "lib",
-    _gap(
+    gap(
         "appending to a legacy (0.1) dataset: lancelot does not write 0.1 data files (into one with files it "
         "refuses; into an empty one it writes 2.2 files, and the dataset becomes 2.2 where pylance keeps 0.1)"
     ),

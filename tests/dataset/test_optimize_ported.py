@@ -17,8 +17,7 @@ from lance.optimize import RewriteResult
 
 import lancelot
 import lancelot.optimize
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def _compaction(lib: str):

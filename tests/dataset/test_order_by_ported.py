@@ -4,20 +4,19 @@ pylance the oracle."""
 
 from __future__ import annotations
 
-import lance
 import pyarrow as pa
 import pytest
 from lance.dataset import ColumnOrdering as TheirOrdering
 
-import lancelot
 from lancelot.dataset import ColumnOrdering as OurOrdering
+from tests.dataset.helpers import LIBS
 
-LIBS = {"pylance": (lance, TheirOrdering), "lancelot": (lancelot, OurOrdering)}
+ORDERINGS = {"pylance": TheirOrdering, "lancelot": OurOrdering}
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_one_column_order_by(tmp_path, lib) -> None:
-    mod, ColumnOrdering = LIBS[lib]
+    mod, ColumnOrdering = LIBS[lib], ORDERINGS[lib]
     ds = mod.write_dataset(pa.table({"int_col": [2, 1, 3, None, 4], "str_col": ["a", None, "d", "b", "c"]}), tmp_path)
     for kw, ints, strs in [
         ({}, [1, 2, 3, 4, None], [None, "a", "d", "c", "b"]),
@@ -31,7 +30,7 @@ def test_one_column_order_by(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_two_column_order_by(tmp_path, lib) -> None:
-    mod, ColumnOrdering = LIBS[lib]
+    mod, ColumnOrdering = LIBS[lib], ORDERINGS[lib]
     data = pa.table({"int_col": [2, 1, 3, 3, None, 4, 3], "str_col": ["a", None, "d", None, "b", "c", "e"]})
     ds = mod.write_dataset(data, tmp_path)
     second = ColumnOrdering("str_col", ascending=False, nulls_first=True)
@@ -42,7 +41,7 @@ def test_two_column_order_by(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_all_order_by_support_functions(tmp_path, lib) -> None:
-    mod, ColumnOrdering = LIBS[lib]
+    mod, ColumnOrdering = LIBS[lib], ORDERINGS[lib]
     ds = mod.write_dataset(pa.table({"int_col": [2, 1, 3, None, 4], "str_col": ["a", None, "d", "b", "c"]}), tmp_path)
     ordering = ColumnOrdering("int_col")
     want = pa.table({"int_col": [1, 2, 3, 4, None], "str_col": [None, "a", "d", "c", "b"]})

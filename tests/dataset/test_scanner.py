@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
+from tests.dataset.helpers import LIBS
 
-LIBS = {"lancelot": lancelot, "lance": lance}
 TABLE = pa.table(
     {
         "a": pa.array(range(100), pa.int64()),
@@ -26,7 +26,7 @@ TABLE = pa.table(
 )
 
 
-@pytest.fixture(scope="module", params=["lancelot", "lance"])
+@pytest.fixture(scope="module", params=["lancelot", "pylance"])
 def pair(request, tmp_path_factory):
     """(lancelot dataset, pylance dataset) of TABLE in 10-row fragments with rows deleted, written by
     either library; the deletions by pylance (lancelot's delete is tested with its own module)."""

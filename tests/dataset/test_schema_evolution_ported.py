@@ -12,8 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def _write_file(lib: str, table: pa.Table, path) -> None:

@@ -11,15 +11,15 @@ import pyarrow as pa
 import pytest
 from lance.schema import LanceSchema as TheirSchema
 
-import lancelot
 from lancelot.dataset.transaction_api import LanceSchema as OurSchema
+from tests.dataset.helpers import LIBS
 
-LIBS = {"pylance": (lance, TheirSchema), "lancelot": (lancelot, OurSchema)}
+SCHEMAS = {"pylance": TheirSchema, "lancelot": OurSchema}
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_lance_schema(tmp_path, lib) -> None:
-    mod, LanceSchema = LIBS[lib]
+    mod, LanceSchema = LIBS[lib], SCHEMAS[lib]
     data = pa.table(
         {"x": range(2), "s": [{"a": 1, "b": "hello"}, {"a": 2, "b": "world"}], "y": [[1.0, 2.0], [3.0, 4.0]]}
     )

@@ -12,8 +12,9 @@ import pytest
 
 import lancelot
 from lancelot.dataset.session import Session, file_bytes
+from tests.dataset.helpers import LIBS
 
-LIBS = {"pylance": (lance, lance.Session), "lancelot": (lancelot, Session)}
+SESSIONS = {"pylance": lance.Session, "lancelot": Session}
 
 
 def _metadata(session) -> int:
@@ -33,7 +34,7 @@ def uri(tmp_path_factory):
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_reads_fill_the_default_session(uri, lib) -> None:
-    mod, _ = LIBS[lib]
+    mod = LIBS[lib]
     ds = mod.dataset(uri)
     before = _metadata(ds.session())
     ds.to_table()
@@ -46,7 +47,7 @@ def test_reads_fill_the_default_session(uri, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_a_capacity_bounds_the_metadata(uri, lib) -> None:
-    mod, _ = LIBS[lib]
+    mod = LIBS[lib]
     want = lance.dataset(uri).to_table()
     for capacity in (0, 1500, 10**7):
         ds = mod.dataset(uri, metadata_cache_size_bytes=capacity)
@@ -59,7 +60,7 @@ def test_a_capacity_bounds_the_metadata(uri, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_a_session_is_shared(uri, lib) -> None:
-    mod, session_class = LIBS[lib]
+    mod, session_class = LIBS[lib], SESSIONS[lib]
     s = session_class(metadata_cache_size_bytes=10**7)
     assert _metadata(s) == 0
     a, b = mod.dataset(uri, session=s), mod.dataset(uri, session=s)
@@ -76,7 +77,7 @@ def test_a_session_is_shared(uri, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_no_metadata_cache_survives_a_commit(tmp_path, lib) -> None:
-    mod, _ = LIBS[lib]
+    mod = LIBS[lib]
     lance.write_dataset(pa.table({"id": range(300)}), tmp_path / "ds", max_rows_per_file=100)
     ds = mod.dataset(tmp_path / "ds", metadata_cache_size_bytes=0)
     ds.delete("id % 7 = 0")
@@ -93,7 +94,7 @@ def test_no_metadata_cache_survives_a_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_a_checkout_shares_the_session(tmp_path, lib) -> None:
-    mod, _ = LIBS[lib]
+    mod = LIBS[lib]
     lance.write_dataset(pa.table({"id": range(10)}), tmp_path / "ds")
     lance.write_dataset(pa.table({"id": range(10, 15)}), tmp_path / "ds", mode="append")
     for capacity in (None, 0):

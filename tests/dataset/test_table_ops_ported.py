@@ -15,8 +15,7 @@ import pytest
 from lance.fragment import DataFile
 
 import lancelot
-
-LIBS = {"pylance": lance, "lancelot": lancelot}
+from tests.dataset.helpers import LIBS
 
 
 def make_data_file(lib: str, ds, fields: list[int], data: pa.Table) -> DataFile:

@@ -14,13 +14,8 @@ import pytest
 from lance.schema import LanceSchema as PylanceSchema
 
 import lancelot
-from lancelot.dataset import CommitConflictError, LanceDataset, LanceOperation, LanceSchema, Transaction
-from tests.dataset.helpers import VERSIONS, assert_twins, rows, table, twins
-
-LIBS = {
-    "pylance": (lance.LanceDataset, lance.LanceOperation, lance.Transaction),
-    "lancelot": (LanceDataset, LanceOperation, Transaction),
-}
+from lancelot.dataset import CommitConflictError, LanceDataset, LanceOperation, LanceSchema
+from tests.dataset.helpers import API, LIBS, VERSIONS, assert_twins, rows, table, twins
 
 
 def _upsert(n: int = 6, start: int = 37) -> pa.Table:
@@ -110,7 +105,7 @@ def _ab(n: int = 100, lo: int = 0) -> pa.Table:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_create_and_append_with_commit(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     ds = cls.commit(base, ops.Overwrite(_ab().schema, [lance.fragment.LanceFragment.create(base, _ab())]))
     assert ds.to_table() == _ab()
@@ -123,7 +118,7 @@ def test_create_and_append_with_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_commit_batch_append(tmp_path, lib) -> None:
-    cls, ops, txn_cls = LIBS[lib]
+    cls, ops, txn_cls = API[lib][1:4]
     base = str(tmp_path / "t")
     lance.write_dataset(_ab(), base)
     f2 = lance.fragment.write_fragments(_ab(100, 100), base)
@@ -142,7 +137,7 @@ def test_commit_batch_append(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_delete_with_commit(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     lance.write_dataset(_ab(), base)
     lance.write_dataset(_ab(), base, mode="append")
@@ -157,7 +152,7 @@ def test_delete_with_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_restore_with_commit(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     lance.write_dataset(_ab(), base)
     lance.write_dataset(_ab(), base, mode="append")
@@ -168,7 +163,7 @@ def test_restore_with_commit(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_with_commit(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     lance.write_dataset(_ab(), base)
     merged = (
@@ -197,7 +192,7 @@ def test_merge_with_lance_schema_twins(tmp_path) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_data_replacement(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     t = pa.Table.from_pydict({"a": range(100), "b": [str(i) for i in range(100)]})
     lance.write_dataset(t, base)
@@ -213,7 +208,7 @@ def test_data_replacement(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_data_replacement_fills_all_null_column(tmp_path, lib) -> None:
     """A column added as all-null (no data file) gets its first file by a DataReplacement."""
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     ds = lance.write_dataset(pa.table({"a": range(10)}), base)
     ds.add_columns(pa.field("b", pa.int64()))
@@ -237,7 +232,7 @@ def test_data_replacement_fills_all_null_column(tmp_path, lib) -> None:
 )
 def test_schema_project(tmp_path, lib, names, want) -> None:
     """The reference's test_schema_project_{drop,rename,swap}_column: ids by position."""
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     schema_cls = PylanceSchema if lib == "pylance" else LanceSchema
     base = str(tmp_path / "t")
     ds = lance.write_dataset(pa.Table.from_pydict({"a": range(100, 200), "b": range(300, 400)}), base)
@@ -249,7 +244,7 @@ def test_schema_project(tmp_path, lib, names, want) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_update_config_operation(tmp_path, lib) -> None:
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     lance.write_dataset(_ab(10), base)
     op = ops.UpdateConfig(
@@ -298,7 +293,7 @@ def test_transaction_properties_stored(tmp_path) -> None:
 def test_strict_overwrite(tmp_path, lib) -> None:
     """The reference's test_strict_overwrite: an Overwrite planned at a version another Overwrite
     has replaced since is refused (pylance 14.0.2: a retryable conflict, whatever max_retries)."""
-    cls, ops, _ = LIBS[lib]
+    cls, ops, _ = API[lib][1:4]
     base = str(tmp_path / "t")
     op = ops.Overwrite(_ab().schema, [lance.fragment.LanceFragment.create(base, _ab())])
     v1 = cls.commit(base, op, max_retries=0)

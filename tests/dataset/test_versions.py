@@ -14,8 +14,7 @@ import lancelot
 from lancelot.dataset import commit as lancelot_commit
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.store import ObjectStore
-
-LIBS = {"lancelot": lancelot, "lance": lance}
+from tests.dataset.helpers import LIBS
 
 
 def _txn(uri):
@@ -24,7 +23,7 @@ def _txn(uri):
     return load_transaction(store, load_manifest(store, uri, vs, vs.latest))
 
 
-@pytest.mark.parametrize("writer", ["lancelot", "lance"])
+@pytest.mark.parametrize("writer", ["lancelot", "pylance"])
 def test_versions_keys_and_types_match_pylance(tmp_path, writer):
     """Reference test_versions; pylance 14's version metadata is the manifest summary."""
     w = LIBS[writer]
@@ -68,7 +67,7 @@ def test_checkout(tmp_path):
         lance.dataset(tmp_path).checkout_version(9)
 
 
-@pytest.mark.parametrize("writer", ["lancelot", "lance"])
+@pytest.mark.parametrize("writer", ["lancelot", "pylance"])
 def test_asof_checkout(tmp_path, writer):
     """Reference test_asof_checkout, also through ``lancelot.dataset`` (the function)."""
     w = LIBS[writer]
@@ -103,7 +102,7 @@ def test_asof_string(tmp_path):
     assert lancelot.dataset(base, asof=later).version == lance.dataset(base, asof=later).version == 1
 
 
-@pytest.mark.parametrize("writer", ["lancelot", "lance"])
+@pytest.mark.parametrize("writer", ["lancelot", "pylance"])
 def test_dataset_restore(tmp_path, writer):
     """Reference test_dataset_restore: restore commits the old content as a new version."""
     data = pa.table({"a": range(100)})

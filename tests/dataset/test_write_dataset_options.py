@@ -12,9 +12,7 @@ from lance.progress import FragmentWriteProgress
 import lancelot
 from lancelot.dataset.commit import load_transaction
 from lancelot.dataset.write_options import humantime
-from tests.dataset.helpers import table
-
-LIBS = [lance, lancelot]
+from tests.dataset.helpers import LIBS, table
 
 
 class Events(FragmentWriteProgress):
@@ -35,7 +33,7 @@ def test_progress_calls_as_pylance(tmp_path, rows_per_file):
     """``begin`` per data file opened, ``complete`` per file closed full: pylance 14 leaves out the
     last file's ``complete`` when the input ends before the file fills (40 rows in 15s: 2 of 3)."""
     seen = []
-    for lib in LIBS:
+    for lib in LIBS.values():
         ev = Events()
         lib.write_dataset(table(40), tmp_path / lib.__name__, max_rows_per_file=rows_per_file, progress=ev)
         seen.append(ev.seen)
@@ -55,7 +53,7 @@ def test_max_bytes_per_file_starts_new_fragments(tmp_path):
     assert all(f.count_rows() % 300 == 0 for f in frags)
     assert all(f.data_files()[0].file_size_bytes >= 3000 for f in frags[:-1])
     assert lance.dataset(tmp_path / "ours").to_table() == t == ds.to_table()
-    for lib in LIBS:
+    for lib in LIBS.values():
         one = lib.write_dataset(t, tmp_path / f"one_{lib.__name__}", max_bytes_per_file=1)
         assert len(one.get_fragments()) == 1
     with pytest.raises(OverflowError):
@@ -76,14 +74,14 @@ def test_auto_cleanup_options_are_pylance_s_config(tmp_path, options):
     """Stored as the table config keys pylance writes (and reads), only by the write that creates
     the dataset: a later write's options change nothing."""
     configs = []
-    for lib in LIBS:
+    for lib in LIBS.values():
         p = tmp_path / lib.__name__
         lib.write_dataset(table(5), p, mode="append", auto_cleanup_options=options)
         lib.write_dataset(table(5), p, mode="overwrite", auto_cleanup_options={"interval": 9, "older_than_seconds": 9})
         configs.append((lance.dataset(p).config(), lancelot.dataset(p).config()))
     assert configs[0][0] == configs[0][1] == configs[1][0] == configs[1][1]
     assert set(configs[1][0]) == {"lance.auto_cleanup.interval", "lance.auto_cleanup.older_than"}
-    for lib in LIBS:  # the Overwrite transaction upserts them, as pylance's does
+    for lib in LIBS.values():  # the Overwrite transaction upserts them, as pylance's does
         ds = lancelot.dataset(tmp_path / lib.__name__, version=1)
         assert dict(load_transaction(ds.store, ds.manifest_file).overwrite.config_upsert_values) == configs[0][0]
 
