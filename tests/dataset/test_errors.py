@@ -169,7 +169,7 @@ def test_dir_lists_the_public_api():
 
 
 def test_options_lancelot_does_not_honour_are_refused(uri):
-    # default_scan_options is honoured now (tests/dataset/test_dataset_ported2.py::test_default_scan_options)
+    # default_scan_options is honoured now (tests/dataset/test_scan_ported.py::test_default_scan_options)
     with pytest.raises(ValueError, match="full_text_query"):
         lancelot.dataset(uri).to_table(full_text_query="x")
     # cache sizes and the like are accepted (and have no effect)
