@@ -143,3 +143,12 @@ def test_the_default_budget_makes_one_task_of_small_fragments(spark, twins, monk
     lance.dataset(b).delete("id < 10")
     assert got == {"num_deleted_rows": 10} and tasks == 1
     _same(a, b)
+
+
+def test_pack_whole_keeps_units_whole_and_in_order():
+    from lancelot.spark.partitions import pack_whole
+
+    units = [("a", 10), ("b", 10), ("big", 500), ("c", 10), ("d", 0), ("e", 10)]
+    # budget: min(100, max(20, 540 / 2)) = 100 bytes; the big unit is a task alone, an empty one is kept
+    assert pack_whole(units, 100, 2, 20) == [["a", "b"], ["big"], ["c", "d", "e"]]
+    assert pack_whole([("a", 10)] * 8, 1000, 4, 1) == [["a", "a"]] * 4  # 80 bytes for 4 cores: 20 a task
