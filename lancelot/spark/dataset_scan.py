@@ -146,15 +146,17 @@ def pin_version(
     return ds.checkout_version(int(best))
 
 
+def fragment_bytes(ds: LanceDataset, frag: Any) -> int:
+    """The bytes of a fragment's data files (from the manifest; listed in the store when it does not say)."""
+    files = frag.metadata.files
+    size = sum(int(d.file_size_bytes or 0) for d in files)
+    return size or sum(ds.store.size(f"data/{d.path}") for d in files)
+
+
 def fragment_infos(ds: LanceDataset) -> list[FragmentInfo]:
-    out = []
-    for f in ds.get_fragments():
-        files = f.metadata.files
-        size = sum(int(d.file_size_bytes or 0) for d in files)
-        if not size:
-            size = sum(ds.store.size(f"data/{d.path}") for d in files)
-        out.append(FragmentInfo(f.fragment_id, f.count_rows(), f.physical_rows, size))
-    return out
+    return [
+        FragmentInfo(f.fragment_id, f.count_rows(), f.physical_rows, fragment_bytes(ds, f)) for f in ds.get_fragments()
+    ]
 
 
 def _to_live(ranges: list[tuple[int, int]], deleted: np.ndarray) -> list[tuple[int, int]]:

@@ -1,10 +1,13 @@
-"""The Spark jobs of lancelot.spark.operations: one task per fragment (or per group of rows), the files the tasks write,
-and the one commit on the driver.
+"""The Spark jobs of lancelot.spark.operations: tasks over groups of fragments, the files the tasks write, and the one
+commit on the driver.
 
-``Job.run`` runs ``task(item)`` for each item in its own Spark task (a ``spark.range`` of item indexes and
-``mapInArrow``: the same on classic Spark and Spark Connect; the task and items are pickled to the executors).  Each
-task opens the dataset at the planned version and writes only files no manifest names yet (deletion files, data files),
-then records their names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records).  After
+``Job.run`` groups its items (fragments, or compaction groups) into tasks as the read side groups fragments into
+partitions (partitions.pack_whole: about ``TASK_BYTES`` of data files per task, fewer bytes when that would leave the
+session's cores idle, never fewer than ``MIN_TASK_BYTES``; an item over the budget is a task alone), and runs each group
+in its own Spark task (a ``spark.range`` of group indexes and ``mapInArrow``: the same on classic Spark and Spark
+Connect; the task and items are pickled to the executors).  A task opens the dataset at the planned version once and
+works item by item, writing only files no manifest names yet (deletion files, data files) and recording their names
+under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item.  After
 ``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
 failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
 finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
@@ -30,6 +33,8 @@ from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids
 from lancelot.dataset.transaction import new_transaction
 from lancelot.format.pb import table_pb2
+from lancelot.spark.partitions import pack_whole
+from lancelot.spark.reader import DEFAULT_BYTES_PER_PARTITION, MIN_PARTITION_BYTES
 from lancelot.spark.writer import ATTEMPTS_DIR, end_attempts, record_files
 
 if TYPE_CHECKING:
@@ -42,7 +47,12 @@ _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 
-# -- running one task per fragment ----------------------------------------------------------------
+# -- running tasks over groups of fragments ----------------------------------------------------------
+
+#: bytes of data files a task works on (the read side's partition budget) ...
+TASK_BYTES = DEFAULT_BYTES_PER_PARTITION
+#: ... lowered so that every core of the session has a task, not below this (Spark's spark.sql.files.openCostInBytes)
+MIN_TASK_BYTES = MIN_PARTITION_BYTES
 
 
 def open_dataset(uri: str, version: int | None, storage_options: dict[str, Any] | None) -> LanceDataset:
@@ -57,7 +67,8 @@ class JobRef:
 
     uri: str
     storage_options: dict[str, Any] | None
-    prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per task attempt that wrote files
+    prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per item of a task attempt that wrote files
+    version: int  # the planned version, the one the tasks open
     fault: str | None = None  # tests only: the driver's FAULT_ENV when the job was planned
 
     def record(self, files: list[str]) -> None:
@@ -66,8 +77,8 @@ class JobRef:
 
 
 #: tests only: set in the driver's environment while an operation is planned, it makes its tasks fail once they have
-#: written and recorded their files: ``raise`` (the first attempt of the first task raises), ``exit`` (that attempt's
-#: Python worker dies: ``os._exit``), ``raise-all`` (every attempt of every task raises)
+#: written and recorded the files of all their items: ``raise`` (the first attempt of the first task raises), ``exit``
+#: (that attempt's Python worker dies: ``os._exit``), ``raise-all`` (every attempt of every task raises)
 FAULT_ENV = "LANCELOT_SPARK_TEST_FAULT"
 
 
@@ -97,26 +108,34 @@ class Job:
 
     def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
         fault = os.environ.get(FAULT_ENV) or None
-        self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}", fault)
+        self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}", cur.version, fault)
         self.store = cur.store
         self.files: set[str] = set()
         self.committing = False
 
     def run(
-        self, spark: SparkSession, items: list[_T], task: Callable[[_T], _R], files_of: Callable[[_R], list[str]]
+        self,
+        spark: SparkSession,
+        items: list[_T],
+        sizes: list[int],
+        task: Callable[[LanceDataset, _T], _R],
+        files_of: Callable[[_R], list[str]],
     ) -> list[_R]:
-        """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are pickled to the
-        executors); raises, having returned nothing, if any task fails."""
+        """``[task(dataset, item) for item in items]``, the items grouped into Spark tasks by their ``sizes`` (bytes of
+        data files: ``task_groups``; ``task`` and ``items`` are pickled to the executors); raises, having returned
+        nothing, if any task fails."""
         if not items:
             return []
-        n = len(items)
-        body = functools.partial(run_items, self.ref, items, task, files_of)
-        out: list[_R] = [
-            pickle.loads(r["payload"]) for r in spark.range(0, n, 1, n).mapInArrow(body, "payload binary").collect()
-        ]
-        for r in out:
-            self.files.update(files_of(r))
-        return out
+        groups = task_groups(spark, sizes)
+        n = len(groups)
+        body = functools.partial(run_items, self.ref, items, groups, task, files_of)
+        out: dict[int, _R] = {}
+        for r in spark.range(0, n, 1, n).mapInArrow(body, "payload binary").collect():
+            out.update(pickle.loads(r["payload"]))
+        results = [out[i] for i in range(len(items))]
+        for result in results:
+            self.files.update(files_of(result))
+        return results
 
     def commit(self, commit: Callable[[], int]) -> int:
         self.committing = True
@@ -144,21 +163,49 @@ class Job:
             pass  # best effort: files no manifest names are invisible to readers
 
 
+def parallelism(spark: Any) -> int:
+    """The session's default parallelism (Spark Connect: its ``spark.default.parallelism``, else 2)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return max(1, int(spark.conf.get("spark.default.parallelism", "2") or 2))
+
+
+def task_groups(spark: Any, sizes: list[int]) -> list[list[int]]:
+    """The indexes of items of ``sizes`` bytes, in order, grouped into tasks (``pack_whole``: ``TASK_BYTES`` a task,
+    less to give each of the session's cores a task, not below ``MIN_TASK_BYTES``)."""
+    return pack_whole(list(enumerate(sizes)), TASK_BYTES, parallelism(spark), MIN_TASK_BYTES)
+
+
+def fragment_sizes(ds: LanceDataset, fragment_ids: list[list[int]]) -> list[int]:
+    """The bytes of data files of each group of fragments (what ``Job.run`` groups by)."""
+    from lancelot.spark.dataset_scan import fragment_bytes
+
+    size = {f.fragment_id: fragment_bytes(ds, f) for f in ds.get_fragments()}
+    return [sum(size[i] for i in ids) for ids in fragment_ids]
+
+
 def run_items(
     job: JobRef,
     items: list[Any],
-    task: Callable[[Any], Any],
+    groups: list[list[int]],
+    task: Callable[[LanceDataset, Any], Any],
     files_of: Callable[[Any], list[str]],
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, its files recorded, its result
-    pickled."""
+    """The body of a Spark task: for each group index it was given, the dataset opened at the planned version once,
+    then ``task(dataset, items[i])`` for each item ``i`` of the group, its files recorded as soon as written; the
+    group's results pickled, ``{i: result}``."""
     for b in batches:
-        for i in b.column(0).to_pylist():
-            result = task(items[int(i)])
-            job.record(files_of(result))
+        for g in b.column(0).to_pylist():
+            ds = open_dataset(job.uri, job.version, job.storage_options)
+            done = {}
+            for i in groups[int(g)]:
+                result = task(ds, items[i])
+                job.record(files_of(result))
+                done[i] = result
             injected_fault(job)
-            out = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+            out = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
 
 

@@ -6,17 +6,18 @@ to the session's parallelism), each reading the target's key columns pruned by i
 Arrow (merge_lookup.py), writing the new rows; the driver writes the deletion files and commits one Update.  The source
 is evaluated once.
 
-For larger targets, the target's key columns and row addresses (fragment id, physical position) are scanned by one task
-per fragment and joined with the source DataFrame on the key columns (SQL join semantics: a null key matches nothing);
-the joined rows are repartitioned by target fragment, so each task holds every matched row of its fragments: it writes
-their deletion file and the new rows' data files (updated rows first, keeping their stable row ids; then inserted rows).
-The driver commits one Update transaction, as the library's ``merge_insert`` writes it. Unless target rows no source row
-matches are deleted, the source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
-scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of them are joined in Arrow
-inside the source's own partitions (merge_lookup.py); more go through the Spark join above, which then holds the source
-and its matches, not the whole target (a broadcast join when the source keys are few).  That source is evaluated twice
-(its keys, then its rows); a merge task finding a row to insert whose key was not collected (a source that changed in
-between) fails the call, committing nothing."""
+For larger targets, the target's key columns and row addresses (fragment id, physical position) are scanned by tasks
+over groups of fragments (grouped as the operations' tasks: jobs.task_groups) and joined with the source DataFrame on
+the key columns (SQL join semantics: a null key matches nothing); the joined rows are repartitioned by target fragment
+into as many tasks as the key scan had (at least two), so each task holds every matched row of its fragments: it
+writes their deletion files and the new rows' data files (updated rows first, keeping their stable row ids; then
+inserted rows).  The driver commits one Update transaction, as the library's ``merge_insert`` writes it. Unless target
+rows no source row matches are deleted, the source's first key column is collected first (up to ``KEY_FILTER_LIMIT``
+values) and the key scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of them
+are joined in Arrow inside the source's own partitions (merge_lookup.py); more go through the Spark join above, which
+then holds the source and its matches, not the whole target (a broadcast join when the source keys are few).  That
+source is evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not collected
+(a source that changed in between) fails the call, committing nothing."""
 
 from __future__ import annotations
 
@@ -48,9 +49,12 @@ from lancelot.spark.jobs import (
     data_files,
     deletions_of,
     fragment_of,
+    fragment_sizes,
     injected_fault,
     on_latest,
     open_dataset,
+    parallelism,
+    task_groups,
 )
 from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
@@ -94,21 +98,22 @@ def _target_keys(
     version: int,
     storage_options: dict[str, Any] | None,
     on: list[str],
-    fragment_ids: list[int],
+    groups: list[list[int]],
     out: pa.Schema,
     only: pa.Array | None,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """A task of the target's key scan: the key columns of its fragments' live rows (those whose first key is in
-    ``only``, if given), with each row's fragment id and physical position (its row address)."""
+    """A task of the target's key scan: the key columns of the live rows of its group of fragments (those whose first
+    key is in ``only``, if given), with each row's fragment id and physical position (its row address)."""
     from lancelot.spark.types import to_spark_batch
 
     ds = open_dataset(uri, version, storage_options)
     for b in batches:
         for i in b.column(0).to_pylist():
-            t = fragment_keys(fragment_of(ds, fragment_ids[int(i)]), on, only)
-            if t is not None:
-                yield to_spark_batch(t.select(out.names), out)
+            for fid in groups[int(i)]:
+                t = fragment_keys(fragment_of(ds, fid), on, only)
+                if t is not None:
+                    yield to_spark_batch(t.select(out.names), out)
 
 
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -234,8 +239,9 @@ def merge_insert(
             and nothing is committed.
         num_partitions: Tasks writing the result: at most this many source partitions (coalesced; default: the session's
             parallelism for a target of at most ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the
-            matches are joined in the source's tasks, else this many tasks after Spark's join (default: one per
-            fragment, at least two); each holds its rows in memory.
+            matches are joined in the source's tasks, else this many tasks after Spark's join (default: as many as the
+            target's key scan, groups of fragments as the other operations' tasks, at least two); each holds its rows
+            in memory.
         conflict_retries: How often to re-plan on the latest version after a commit conflict.
         retry_timeout: A timedelta or seconds, as the builder's.
 
@@ -289,7 +295,6 @@ def merge_insert(
             text = _qualified_to_plain(when_matched_update_all)
             as_filter(text, _condition_schema(cur.schema, source_columns))
         frags = cur.get_fragments()
-        frag_ids = [f.fragment_id for f in frags]
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
         plan = _MergePlan(
             cur.uri,
@@ -304,24 +309,26 @@ def merge_insert(
             by_source_filter,
         )
         if not by_source and sum(f.physical_rows for f in frags) <= TASK_SCAN_LIMIT:
-            source = df.coalesce(int(num_partitions or _parallelism(spark)))
+            source = df.coalesce(int(num_partitions or parallelism(spark)))
             return _merge_by_lookup(cur, source, plan, None, all_fields)
         key_schema = spark_schema(pa.schema([cur.schema.field(k) for k in keys]))
         for extra in (_FRAG, _POS):
             key_schema = key_schema.add(extra, "long", False)
         collected = None if by_source else _source_keys(df, cur.schema.field(keys[0]))
+        sizes = fragment_sizes(cur, [[f.fragment_id] for f in frags])
+        groups = [[frags[i].fragment_id for i in g] for g in task_groups(spark, sizes)]
         scan = functools.partial(
             _target_keys,
             cur.uri,
             cur.version,
             storage_options,
             keys,
-            frag_ids,
+            groups,
             spark_arrow_schema(key_schema),
             collected,
         )
-        n = max(1, len(frag_ids))
-        target = spark.range(0, len(frag_ids), 1, n).mapInArrow(scan, key_schema)
+        n = max(1, len(groups))
+        target = spark.range(0, len(groups), 1, n).mapInArrow(scan, key_schema)
         plan = dataclasses.replace(plan, collected=collected)
         if collected is not None and len(collected) <= LOOKUP_LIMIT:
             matches = target.toArrow()
@@ -371,14 +378,6 @@ def _refused(cur: LanceDataset, results: list[Any]) -> None:
             f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
             "(when_matched_fail); nothing was committed"
         )
-
-
-def _parallelism(spark: Any) -> int:
-    """The session's default parallelism (Spark Connect: its ``spark.default.parallelism``, else 2)."""
-    try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
-        return max(1, int(spark.conf.get("spark.default.parallelism", "2") or 2))
 
 
 def _merge_by_lookup(

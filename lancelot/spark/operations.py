@@ -2,9 +2,10 @@
 (merge_insert.py) and ``compact``, each one new dataset version per call (``compact``: two, ReserveFragments then
 Rewrite, as the library and pylance compact).
 
-The driver plans on the dataset's latest version and runs one Spark task per fragment (jobs.py); each task opens the
-dataset at the planned version, works on its fragment, writes files no manifest names yet (deletion files, new data
-files) and returns their metadata.  Once every task has succeeded, the driver commits ONE transaction of the kind the
+The driver plans on the dataset's latest version and runs Spark tasks over groups of fragments (jobs.py: small
+fragments share a task, about as many bytes per task as a read's partition); each task opens the dataset at the planned
+version, works fragment by fragment, writes files no manifest names yet (deletion files, new data files) and returns
+their metadata.  Once every task has succeeded, the driver commits ONE transaction of the kind the
 library's own operation writes (Delete, Update, Merge, Rewrite: table format, "Transaction types";
 protos/transaction.proto), so pylance and lancelot check it against concurrent commits with their usual rules.  A
 ``RetryableCommitConflictError`` re-plans and re-runs the job on the latest version (at most ``conflict_retries``
@@ -43,6 +44,7 @@ from lancelot.spark.jobs import (
     data_files,
     deletions_of,
     fragment_of,
+    fragment_sizes,
     merged,
     on_latest,
     open_dataset,
@@ -62,10 +64,7 @@ __all__ = ["add_columns", "compact", "delete", "merge_insert", "update"]
 # -- delete -----------------------------------------------------------------------------------------
 
 
-def _delete_task(
-    uri: str, version: int, storage_options: dict[str, Any] | None, where: str, fragment_id: int
-) -> FragmentChange:
-    ds = open_dataset(uri, version, storage_options)
+def _delete_task(where: str, ds: LanceDataset, fragment_id: int) -> FragmentChange:
     frag = fragment_of(ds, fragment_id)
     expr = as_filter(where, ds.schema, DeleteInputError)
     return deletions_of(ds, frag, matching_positions(frag, expr))
@@ -79,7 +78,7 @@ def delete(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Delete the rows matching a SQL predicate, on Spark: each fragment's task writes its deletion file, the driver
+    """Delete the rows matching a SQL predicate, on Spark: the tasks write each fragment's deletion file, the driver
     commits one Delete (also when nothing matches, as pylance's ``delete``).
 
     Args:
@@ -106,9 +105,10 @@ def delete(
 
     def attempt(cur: LanceDataset) -> tuple[int, int]:
         as_filter(where, cur.schema, DeleteInputError)  # a bad predicate fails on the driver, before any task
-        task = functools.partial(_delete_task, cur.uri, cur.version, storage_options, where)
+        task = functools.partial(_delete_task, where)
         with Job(cur, storage_options) as job:
-            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, change_files)
+            ids = [f.fragment_id for f in cur.get_fragments()]
+            changes = job.run(spark, ids, fragment_sizes(cur, [[i] for i in ids]), task, change_files)
             updated, removed, count = merged(changes)
             txn = new_transaction(cur.version)
             txn.delete.updated_fragments.extend(updated)
@@ -124,15 +124,7 @@ def delete(
 # -- update -----------------------------------------------------------------------------------------
 
 
-def _update_task(
-    uri: str,
-    version: int,
-    storage_options: dict[str, Any] | None,
-    set_sql: dict[str, str],
-    where: str | None,
-    fragment_id: int,
-) -> FragmentChange:
-    ds = open_dataset(uri, version, storage_options)
+def _update_task(set_sql: dict[str, str], where: str | None, ds: LanceDataset, fragment_id: int) -> FragmentChange:
     frag = fragment_of(ds, fragment_id)
     schema = ds.schema
     exprs = {name: as_expression(sql, schema) for name, sql in set_sql.items()}
@@ -164,8 +156,8 @@ def update(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Set columns to SQL expressions where a predicate holds, on Spark: each fragment's task deletes its matched rows
-    and writes their new values as new fragments; the driver commits one Update.
+    """Set columns to SQL expressions where a predicate holds, on Spark: the tasks delete each fragment's matched rows
+    and write their new values as new fragments; the driver commits one Update.
 
     Args:
         spark: The session whose executors do the work.
@@ -200,10 +192,11 @@ def update(
             as_expression(sql, schema)
         if where is not None:
             as_filter(where, schema)
-        task = functools.partial(_update_task, cur.uri, cur.version, storage_options, set_sql, where)
+        task = functools.partial(_update_task, set_sql, where)
         top_ids = {f.name: int(f.id) for f in cur.manifest.fields if f.parent_id == -1}
         with Job(cur, storage_options) as job:
-            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, change_files)
+            ids = [f.fragment_id for f in cur.get_fragments()]
+            changes = job.run(spark, ids, fragment_sizes(cur, [[i] for i in ids]), task, change_files)
             v = job.commit(lambda: commit_update(cur, changes, [top_ids[n] for n in set_sql]))
         return v, sum(c.count for c in changes)
 
@@ -214,19 +207,16 @@ def update(
 
 
 def _add_columns_task(
-    uri: str,
-    version: int,
-    storage_options: dict[str, Any] | None,
     schema: pa.Schema,
     fields: list[bytes],
     values: Callable[[Fragment], pa.Table],
+    ds: LanceDataset,
     fragment_id: int,
 ) -> tuple[bytes, list[str]]:
     """The fragment with one more data file holding the new columns' values (its physical rows), serialized, and the
     files written."""
     from lancelot.dataset.column_files import column_files, new_values
 
-    ds = open_dataset(uri, version, storage_options)
     frag = fragment_of(ds, fragment_id)
     nf = table_pb2.DataFragment()
     nf.CopyFrom(frag.data_fragment)
@@ -265,8 +255,8 @@ def add_columns(
     output_schema: pa.Schema | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> None:
-    """Add columns computed on the executors, one new data file per fragment; the driver commits one Merge, as
-    ``LanceDataset.add_columns`` does.
+    """Add columns computed on the executors (tasks over groups of fragments), one new data file per fragment; the
+    driver commits one Merge, as ``LanceDataset.add_columns`` does.
 
     Args:
         spark: The session whose executors do the work.
@@ -319,20 +309,13 @@ def add_columns(
                 f"add_columns: transforms must be a dict of SQL expressions or a function, not {transforms!r}"
             )
         fields = _new_fields(schema, _next_field_id(cur.manifest))
-        task = functools.partial(
-            _add_columns_task,
-            cur.uri,
-            cur.version,
-            storage_options,
-            schema,
-            [f.SerializeToString() for f in fields],
-            values,
-        )
+        task = functools.partial(_add_columns_task, schema, [f.SerializeToString() for f in fields], values)
         with Job(cur, storage_options) as job:
             if null:
                 frags = list(cur.manifest.fragments)
             else:
-                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, operator.itemgetter(1))
+                ids = [f.fragment_id for f in cur.get_fragments()]
+                results = job.run(spark, ids, fragment_sizes(cur, [[i] for i in ids]), task, operator.itemgetter(1))
                 frags = [table_pb2.DataFragment.FromString(b) for b, _ in results]
             txn, build = merge_transaction(cur, frags, list(cur.manifest.fields) + fields)
             return job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
@@ -344,18 +327,13 @@ def add_columns(
 
 
 def _compact_task(
-    uri: str,
-    version: int,
-    storage_options: dict[str, Any] | None,
-    target_rows_per_fragment: int,
-    fragment_ids: list[int],
+    target_rows_per_fragment: int, ds: LanceDataset, fragment_ids: list[int]
 ) -> tuple[list[bytes], list[bytes]]:
     """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live rows in order, stable
     row ids carried over: (old fragments, new fragments), serialized."""
     from lancelot.dataset.compact import _counted, rewrite_group
     from lancelot.dataset.manifest import writable_data_version
 
-    ds = open_dataset(uri, version, storage_options)
     group = [fragment_of(ds, i) for i in fragment_ids]
     where = f"dataset {ds.uri!r} version {ds.version}"
     dv = writable_data_version(ds.manifest, where)
@@ -377,8 +355,8 @@ def compact(
     materialize_deletions_threshold: float = 0.1,
 ) -> CompactionMetrics:
     """Compact the dataset on Spark: planned as ``LanceDataset.compact_files`` (and pylance's
-    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own task; the driver commits what the
-    library commits (ReserveFragments, then one Rewrite).
+    ``optimize.compact_files``) plans it, each group of fragments rewritten in one task (small groups share a task); the
+    driver commits what the library commits (ReserveFragments, then one Rewrite).
 
     Args:
         spark: The session whose executors do the work.
@@ -428,9 +406,10 @@ def compact(
         if not groups:
             return CompactionMetrics()
         _check_files(ds, groups, where)
-        task = functools.partial(_compact_task, ds.uri, ds.version, storage_options, target_rows_per_fragment)
+        task = functools.partial(_compact_task, target_rows_per_fragment)
         with Job(ds, storage_options) as job:
-            results = job.run(spark, [[f.fragment_id for f in g] for g in groups], task, _compact_files)
+            ids = [[f.fragment_id for f in g] for g in groups]
+            results = job.run(spark, ids, fragment_sizes(ds, ids), task, _compact_files)
             written = [([pb2.FromString(b) for b in old], [pb2.FromString(b) for b in new]) for old, new in results]
             return commit_compaction(ds, written, run_commit=job.commit)
 

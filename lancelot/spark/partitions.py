@@ -1,6 +1,7 @@
 """Spark input partitions of a Lance read: row ranges ``(where, start, stop)`` a task reads, and ``pack_slices``, which
 cuts row ranges into partitions of about one budget each (shared by the loose-file reader, lancelot/spark/reader.py, and
-the dataset scan, lancelot/spark/dataset_scan.py)."""
+the dataset scan, lancelot/spark/dataset_scan.py); ``pack_whole`` groups whole units (fragments) the same way, for the
+tasks of the change operations (lancelot/spark/jobs.py)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,20 @@ def pack_slices(
     if current:
         parts.append(current)
     return parts
+
+
+def pack_whole(
+    units: Sequence[tuple[Any, int]], bytes_per_partition: int, min_partitions: int, min_partition_bytes: int
+) -> list[list[Any]]:
+    """Group ``units`` = ((what, bytes), ...) in order into partitions of about one budget each, as ``pack_slices``
+    packs (bytes mode), but never cutting a unit: consecutive small units share a partition, a unit over the budget is
+    one alone (every unit is kept, whatever its size)."""
+    packed = pack_slices(
+        [(what, 1, max(1, size), 1) for what, size in units],
+        None,
+        None,
+        bytes_per_partition,
+        min_partitions,
+        min_partition_bytes,
+    )  # one row per unit: its one piece is all of it
+    return [[what for what, _, _ in part] for part in packed]

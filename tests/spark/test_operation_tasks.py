@@ -1,0 +1,154 @@
+"""lancelot.spark's change operations run in a few tasks over groups of fragments, not one task per fragment: on a
+dataset of 200 fragments of three rows (many small appends, as streaming ingestion leaves), each operation's Spark
+stages count their tasks (the status tracker of the job group it ran in), and the dataset after it equals what
+pylance's own operation gives on a twin dataset.  The tasks' byte floor (jobs.MIN_TASK_BYTES) is lowered so that the
+fragments make two or three tasks of many fragments each, not one."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyspark")
+lance = pytest.importorskip("lance")
+
+import lancelot  # noqa: E402
+from lancelot.spark import jobs  # noqa: E402
+from lancelot.spark import operations as ops  # noqa: E402
+
+FRAGMENTS = 200
+
+
+@pytest.fixture
+def twins(tmp_path, monkeypatch) -> tuple[str, str]:
+    """Two equal datasets of ``FRAGMENTS`` fragments of three rows, written by pylance; tasks of half the bytes."""
+    monkeypatch.setattr(jobs, "MIN_TASK_BYTES", 1)
+    n = 3 * FRAGMENTS
+    t = pa.table(
+        {"id": pa.array(range(n), pa.int64()), "x": [i * 0.5 for i in range(n)], "s": [f"s{i}" for i in range(n)]}
+    )
+    uris = []
+    for name in ("spark", "pylance"):
+        uri = str(tmp_path / name)
+        lance.write_dataset(t, uri, max_rows_per_file=3)
+        uris.append(uri)
+    assert len(lance.dataset(uris[0]).get_fragments()) == FRAGMENTS
+    return uris[0], uris[1]
+
+
+def _tasks(spark, run) -> tuple[object, int]:
+    """``run()``'s result and the most tasks of one of the Spark stages it ran."""
+    sc = spark.sparkContext
+    group = f"lancelot-test-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, group)
+    try:
+        out = run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    sc._jsc.sc().listenerBus().waitUntilEmpty()  # the status tracker has seen every event of the jobs
+    tracker = sc.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(j).stageIds]
+    assert stages, "the operation ran no Spark job"
+    return out, max(tracker.getStageInfo(s).numTasks for s in stages)
+
+
+def _same(a: str, b: str) -> None:
+    """``a`` and ``b`` at the same version with the same rows (pylance reads both, lancelot reads ``a``)."""
+    da, db = lance.dataset(a), lance.dataset(b)
+    da.validate()
+    assert da.version == db.version
+    ta = da.to_table().sort_by("id")
+    assert ta.equals(db.to_table().sort_by("id"))
+    assert lancelot.dataset(a).to_table().sort_by("id").equals(ta)
+
+
+def _files(uri: str) -> set[str]:
+    out = set()
+    for d in ("data", "_deletions", "_lancelot_spark"):
+        for root, _, names in os.walk(os.path.join(uri, d)):
+            out |= {os.path.join(root, n) for n in names if not n.startswith(".") and not n.endswith(".ended")}
+    return out
+
+
+def test_delete_update_add_columns_run_in_a_few_tasks(spark, twins):
+    a, b = twins
+    got, tasks = _tasks(spark, lambda: ops.delete(spark, a, "id % 7 = 0"))
+    lance.dataset(b).delete("id % 7 = 0")
+    assert got == {"num_deleted_rows": 86} and 1 < tasks <= 3
+    _same(a, b)
+
+    got, tasks = _tasks(spark, lambda: ops.update(spark, a, {"x": "x * 2", "s": "concat(s, '!')"}, where="id % 3 = 1"))
+    assert got == lance.dataset(b).update({"x": "x * 2", "s": "concat(s, '!')"}, where="id % 3 = 1")
+    assert 1 < tasks <= 3
+    _same(a, b)
+
+    _, tasks = _tasks(spark, lambda: ops.add_columns(spark, a, {"y": "id + 1"}))
+    lance.dataset(b).add_columns({"y": "id + 1"})
+    assert 1 < tasks <= 3
+    _same(a, b)
+
+
+def test_compact_runs_in_a_few_tasks(spark, twins):
+    a, b = twins
+    for uri in (a, b):
+        lance.dataset(uri).delete("id % 5 = 0")
+    got, tasks = _tasks(spark, lambda: ops.compact(spark, a, target_rows_per_fragment=6))  # ~100 groups
+    want = lance.dataset(b).optimize.compact_files(target_rows_per_fragment=6)
+    assert (got.fragments_removed, got.fragments_added) == (want.fragments_removed, want.fragments_added)
+    assert got.fragments_removed == FRAGMENTS and 1 < tasks <= 3
+    _same(a, b)
+
+
+def test_merge_insert_through_the_join_runs_in_a_few_tasks(spark, twins):
+    a, b = twins
+    keys = list(range(100, 700, 2))
+    src = pa.table({"id": pa.array(keys, pa.int64()), "x": pa.array([-1.0] * len(keys))})
+    got, tasks = _tasks(  # deleting by source: the target's key scan and Spark's join
+        spark,
+        lambda: ops.merge_insert(
+            spark.createDataFrame(src.to_pylist(), "id long, x double"), a, "id", when_not_matched_by_source_delete=True
+        ),
+    )
+    want = (
+        lance.dataset(b)
+        .merge_insert("id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .when_not_matched_by_source_delete()
+        .execute(src)
+    )
+    assert {k: got[k] for k in want if k.startswith("num_")} == {k: v for k, v in want.items() if k.startswith("num_")}
+    assert got["num_deleted_rows"] == 350 and tasks <= 3
+    _same(a, b)
+
+
+def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypatch):
+    a, _ = twins
+    before, version = _files(a), lance.dataset(a).version
+    monkeypatch.setenv(jobs.FAULT_ENV, "raise")  # the first task fails once its fragments' files are written
+    with pytest.raises(Exception, match="injected fault"):
+        ops.delete(spark, a, "id % 2 = 0")
+    monkeypatch.delenv(jobs.FAULT_ENV)
+    assert lance.dataset(a).version == version
+    assert _files(a) == before  # the deletion files of every fragment of every task were deleted
+
+
+def test_the_default_budget_makes_one_task_of_small_fragments(spark, twins, monkeypatch):
+    monkeypatch.setattr(jobs, "MIN_TASK_BYTES", jobs.MIN_PARTITION_BYTES)
+    a, b = twins
+    got, tasks = _tasks(spark, lambda: ops.delete(spark, a, "id < 10"))
+    lance.dataset(b).delete("id < 10")
+    assert got == {"num_deleted_rows": 10} and tasks == 1
+    _same(a, b)
+
+
+def test_pack_whole_keeps_units_whole_and_in_order():
+    from lancelot.spark.partitions import pack_whole
+
+    units = [("a", 10), ("b", 10), ("big", 500), ("c", 10), ("d", 0), ("e", 10)]
+    # budget: min(100, max(20, 540 / 2)) = 100 bytes; the big unit is a task alone, an empty one is kept
+    assert pack_whole(units, 100, 2, 20) == [["a", "b"], ["big"], ["c", "d", "e"]]
+    assert pack_whole([("a", 10)] * 8, 1000, 4, 1) == [["a", "a"]] * 4  # 80 bytes for 4 cores: 20 a task
