@@ -125,9 +125,9 @@ def chunky(request, tmp_path_factory) -> str:
 
 
 def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None:
-    """A first take of a few rows inside one page finds their chunks from the chunk words alone (no chunk
-    table built, ``MiniBlockPage.load_first``); rows at chunk and page edges, nulls, dictionary and FSST
-    pages, and later reads of the same file (which build the tables) equal pylance's."""
+    """A first take of a few rows finds their chunks from the chunk words alone, page by page (no chunk
+    table built, ``MiniBlockPage.load_first``, joined over pages); rows at chunk and page edges, nulls,
+    dictionary and FSST pages, and later reads of the same file (which build the tables) equal pylance's."""
     from lancelot.encodings.structural import column_points
 
     monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: True)
@@ -155,14 +155,16 @@ def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None
         [BIG + edges[0] - 1, BIG + edges[0], BIG + edges[0] + 1],
         sorted(np.random.default_rng(2).choice(BIG, 10, replace=False).tolist()),
         list(range(BIG - 64, BIG)),
-        [BIG - 1, BIG],  # two pages: the tables' way
+        [BIG - 1, BIG],  # two pages: each page's chunks found, then joined
+        [0, edges[0], BIG + edges[0] - 1, BIG + edges[1], n - 1],
+        sorted(np.random.default_rng(3).choice(n, 40, replace=False).tolist()),
+        list(range(BIG - 32, BIG + 32)),
     ]
     for rows in cases:
         located.clear()
         with lancelot.LanceFile(chunky) as f:
             assert f.take(rows).equals(_pylance_take(chunky, rows)), rows
-            if rows != [BIG - 1, BIG]:
-                assert len(located) == 6, rows  # every column
+            assert len(located) == 6, rows  # every column
             again = [0, 3, BIG + 5, n - 2]  # the same file again: other pages, the chunk tables built
             assert f.take(again).equals(_pylance_take(chunky, again))
             assert f.take(rows[::-1]).equals(_pylance_take(chunky, rows).take(list(range(len(rows)))[::-1]))
