@@ -188,3 +188,30 @@ def test_first_take_reports_bad_chunk_words(tmp_path, monkeypatch, kernel: bool)
     monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: kernel)
     with lancelot.LanceFile(path) as f, pytest.raises(lancelot.errors.CorruptFileError, match="more than the page's"):
         f.take([7])
+
+
+def test_first_take_over_pages_names_the_bad_page(tmp_path, monkeypatch) -> None:
+    """A first take over two pages whose second page has a broken chunk header: the error names that page
+    (the joined chunks keep each chunk's page), for integers and strings."""
+    monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: True)
+    batches = [
+        pa.table(
+            {
+                "id": pa.array(np.arange(b * BIG, (b + 1) * BIG) * 7919 % 1000003, pa.int64()),
+                "s": pa.array([f"the word {k} and more {k * 3}" for k in range(b * BIG, (b + 1) * BIG)]),
+            }
+        )
+        for b in range(2)
+    ]
+    path = pylance_write(tmp_path / "pages.lance", batches, "2.2", data_cache_bytes=1)
+    for column, name in enumerate(("id", "s")):
+        with lancelot.LanceFile(path) as f:
+            off, _ = f._reader(f.schema.field(name)).columns[0].page(1).info.buffer(1)
+        raw = bytearray(open(path, "rb").read())
+        raw[off : off + 8] = b"\xff" * 8  # the first chunk's header of page 1
+        bad = tmp_path / f"bad-{name}.lance"
+        bad.write_bytes(bytes(raw))
+        for rows in ([BIG - 1, BIG], [5, BIG + 1, BIG + 2]):
+            with lancelot.LanceFile(str(bad)) as f, pytest.raises(lancelot.errors.CorruptFileError) as e:
+                f.take(rows, columns=[name])
+            assert (e.value.column, e.value.page) == (column, 1), rows
