@@ -159,8 +159,6 @@ def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None
         [0, edges[0], BIG + edges[0] - 1, BIG + edges[1], n - 1],
         sorted(np.random.default_rng(3).choice(n, 40, replace=False).tolist()),
         list(range(BIG - 32, BIG + 32)),
-        sorted(np.random.default_rng(4).choice(n, 200, replace=False).tolist()),  # (more than a few rows)
-        list(range(BIG - 128, BIG + 128)),
     ]
     for rows in cases:
         located.clear()

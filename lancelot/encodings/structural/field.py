@@ -20,7 +20,7 @@ from lancelot.encodings.base import FieldContext, FieldReader, Plan, Rows, done,
 from lancelot.encodings.structural.column_constant import ColumnConstant
 from lancelot.encodings.structural.column_fullzip_points import ColumnFullZipPoints
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
-from lancelot.encodings.structural.column_points import ColumnPoints
+from lancelot.encodings.structural.column_points import FEW_ROWS, ColumnPoints
 from lancelot.encodings.structural.field_pages import DECODE_ERRORS, PagesMixin
 from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.miniblock_table import Located, join_located
@@ -33,9 +33,6 @@ from lancelot.errors import CorruptFileError, LanceError
 #: takes of at most this many rows are read value by value over the whole column (column_points.py):
 #: cheaper than decoding whole chunks page by page up to about this size
 POINT_RANGE_ROWS = 16384
-#: a first take of at most this many rows finds its chunks from the chunk words of its pages
-#: (``MiniBlockPage.load_first``) instead of building and joining their chunk tables
-FIRST_MAX_ROWS = 256
 #: contiguous ranges go value by value only up to this many rows: past it, decoding the covered
 #: chunks whole (miniblock_chunks.py) is faster than one point read per row
 POINT_SPAN_ROWS = 1024
@@ -126,7 +123,7 @@ class _PointRead:
         between files), the rows in each and its first row: ``MiniBlockPage.load_first`` finds their
         chunks without building the pages' chunk tables."""
         reader, rows, jobs = self.reader, self.rows, self.jobs
-        if rows is None or not jobs or reader._shareable or reader._cover or len(rows) > FIRST_MAX_ROWS:
+        if rows is None or not jobs or reader._shareable or reader._cover or len(rows) > FEW_ROWS:
             return None
         if rows.dtype != np.int64 or not rows.flags.c_contiguous:
             return None
