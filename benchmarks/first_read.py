@@ -9,7 +9,9 @@ fragment, on files written by pylance: TPC-H part, orders and lineitem and a vec
 Every repetition opens and reads each file once per implementation, interleaved
 (``measure.balanced_order``), in one process in its steady state (lancelot's kernels loaded:
 untimed open-and-read calls of every file first). The table prints medians of wall time and of
-the process's CPU time (all threads) and their ratios lancelot / pylance. What the very first
+the process's CPU time (all threads) and their ratios lancelot / pylance, and the calling thread's
+wait in the run queue (runnable, no CPU free: on a loaded machine, most of lancelot's wall time
+beyond its CPU time). What the very first
 calls of a fresh process cost is ``benchmarks.cold_start``'s subject.
 
     .venv/bin/python -m benchmarks.first_read                       # all tables, 2.0/2.1/2.2
@@ -27,6 +29,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -137,6 +140,17 @@ def _open_read(impl: str, path: str) -> int:
     return lancelot.LanceFile(path).read().num_rows
 
 
+def _run_delay() -> float:
+    """Seconds the calling thread has spent runnable but waiting for a CPU (Linux schedstat; 0 elsewhere).
+    Lancelot's reads never block (no voluntary context switch): under load their wall time beyond the CPU
+    time is this wait, which a thread pool's short bursts largely escape."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _wait_for_warm_ups() -> None:
     jit = sys.modules.get("lancelot.util.jit")
     if jit is not None:
@@ -160,38 +174,44 @@ def measure(
             if impl != "lancelot":
                 _open_read(impl, str(path))
     _wait_for_warm_ups()
-    samples: dict[str, dict] = {f"{t} {v}": {i: {"wall": [], "cpu": []} for i in impls} for t, v in files}
+    samples: dict[str, dict] = {f"{t} {v}": {i: {"wall": [], "cpu": [], "wait": []} for i in impls} for t, v in files}
     for rep in range(reps):
         for (t, v), path in files.items():
             for impl in balanced_order(list(impls), rep):
                 _wait_for_warm_ups()
-                w0, c0 = time.perf_counter(), time.process_time()
+                q0, w0, c0 = _run_delay(), time.perf_counter(), time.process_time()
                 _open_read(impl, str(path))
-                w1, c1 = time.perf_counter(), time.process_time()
+                w1, c1, q1 = time.perf_counter(), time.process_time(), _run_delay()
                 samples[f"{t} {v}"][impl]["wall"].append(w1 - w0)
                 samples[f"{t} {v}"][impl]["cpu"].append(c1 - c0)
+                samples[f"{t} {v}"][impl]["wait"].append(q1 - q0)
         log(f"rep {rep + 1}/{reps} done")
     return samples
 
 
 def summarize(samples: dict[str, dict]) -> tuple[dict[str, dict], str]:
-    head = f"{'file':14} {'lancelot ms':>11} {'pylance ms':>10} {'x wall':>7} {'cpu ms':>7} {'pl cpu':>7} {'x cpu':>6}"
+    head = (
+        f"{'file':14} {'lancelot ms':>11} {'pylance ms':>10} {'x wall':>7} {'cpu ms':>7} {'pl cpu':>7} {'x cpu':>6}"
+        f" {'wait ms':>7} {'pl wait':>7}"
+    )
     reread = any("lancelot-reread" in by for by in samples.values())
     lines = [head + ("  reread: x wall  x cpu" if reread else "")]
     summary: dict[str, dict] = {}
     for key, by in samples.items():
         med = {i: statistics.median(s["wall"]) for i, s in by.items()}
         cpu = {i: statistics.median(s["cpu"]) for i, s in by.items()}
+        wait = {i: statistics.median(s.get("wait") or [0.0]) for i, s in by.items()}
         summary[key] = {
             "wall_median_s": med,
             "cpu_median_s": cpu,
+            "run_queue_wait_median_s": wait,
             "wall_ratio": med["lancelot"] / med["pylance"],
             "cpu_ratio": cpu["lancelot"] / cpu["pylance"],
         }
         line = (
             f"{key:14} {med['lancelot'] * 1e3:11.1f} {med['pylance'] * 1e3:10.1f} "
             f"{summary[key]['wall_ratio']:7.2f} {cpu['lancelot'] * 1e3:7.1f} {cpu['pylance'] * 1e3:7.1f} "
-            f"{summary[key]['cpu_ratio']:6.2f}"
+            f"{summary[key]['cpu_ratio']:6.2f} {wait['lancelot'] * 1e3:7.1f} {wait['pylance'] * 1e3:7.1f}"
         )
         if "lancelot-reread" in by:
             summary[key]["reread_wall_ratio"] = med["lancelot-reread"] / med["pylance"]

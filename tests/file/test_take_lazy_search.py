@@ -125,9 +125,9 @@ def chunky(request, tmp_path_factory) -> str:
 
 
 def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None:
-    """A first take of a few rows inside one page finds their chunks from the chunk words alone (no chunk
-    table built, ``MiniBlockPage.load_first``); rows at chunk and page edges, nulls, dictionary and FSST
-    pages, and later reads of the same file (which build the tables) equal pylance's."""
+    """A first take of a few rows finds their chunks from the chunk words alone, page by page (no chunk
+    table built, ``MiniBlockPage.load_first``, joined over pages); rows at chunk and page edges, nulls,
+    dictionary and FSST pages, and later reads of the same file (which build the tables) equal pylance's."""
     from lancelot.encodings.structural import column_points
 
     monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: True)
@@ -155,14 +155,16 @@ def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None
         [BIG + edges[0] - 1, BIG + edges[0], BIG + edges[0] + 1],
         sorted(np.random.default_rng(2).choice(BIG, 10, replace=False).tolist()),
         list(range(BIG - 64, BIG)),
-        [BIG - 1, BIG],  # two pages: the tables' way
+        [BIG - 1, BIG],  # two pages: each page's chunks found, then joined
+        [0, edges[0], BIG + edges[0] - 1, BIG + edges[1], n - 1],
+        sorted(np.random.default_rng(3).choice(n, 40, replace=False).tolist()),
+        list(range(BIG - 32, BIG + 32)),
     ]
     for rows in cases:
         located.clear()
         with lancelot.LanceFile(chunky) as f:
             assert f.take(rows).equals(_pylance_take(chunky, rows)), rows
-            if rows != [BIG - 1, BIG]:
-                assert len(located) == 6, rows  # every column
+            assert len(located) == 6, rows  # every column
             again = [0, 3, BIG + 5, n - 2]  # the same file again: other pages, the chunk tables built
             assert f.take(again).equals(_pylance_take(chunky, again))
             assert f.take(rows[::-1]).equals(_pylance_take(chunky, rows).take(list(range(len(rows)))[::-1]))
@@ -184,3 +186,30 @@ def test_first_take_reports_bad_chunk_words(tmp_path, monkeypatch, kernel: bool)
     monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: kernel)
     with lancelot.LanceFile(path) as f, pytest.raises(lancelot.errors.CorruptFileError, match="more than the page's"):
         f.take([7])
+
+
+def test_first_take_over_pages_names_the_bad_page(tmp_path, monkeypatch) -> None:
+    """A first take over two pages whose second page has a broken chunk header: the error names that page
+    (the joined chunks keep each chunk's page), for integers and strings."""
+    monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: True)
+    batches = [
+        pa.table(
+            {
+                "id": pa.array(np.arange(b * BIG, (b + 1) * BIG) * 7919 % 1000003, pa.int64()),
+                "s": pa.array([f"the word {k} and more {k * 3}" for k in range(b * BIG, (b + 1) * BIG)]),
+            }
+        )
+        for b in range(2)
+    ]
+    path = pylance_write(tmp_path / "pages.lance", batches, "2.2", data_cache_bytes=1)
+    for column, name in enumerate(("id", "s")):
+        with lancelot.LanceFile(path) as f:
+            off, _ = f._reader(f.schema.field(name)).columns[0].page(1).info.buffer(1)
+        raw = bytearray(open(path, "rb").read())
+        raw[off : off + 8] = b"\xff" * 8  # the first chunk's header of page 1
+        bad = tmp_path / f"bad-{name}.lance"
+        bad.write_bytes(bytes(raw))
+        for rows in ([BIG - 1, BIG], [5, BIG + 1, BIG + 2]):
+            with lancelot.LanceFile(str(bad)) as f, pytest.raises(lancelot.errors.CorruptFileError) as e:
+                f.take(rows, columns=[name])
+            assert (e.value.column, e.value.page) == (column, 1), rows

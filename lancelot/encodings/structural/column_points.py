@@ -95,6 +95,9 @@ class PointPlan:
     meta: np.ndarray | None = None
     idx: np.ndarray | None = None
     total: int = 0
+    #: a first take over several pages (``plan_located``): each fetched chunk's page among the reader's
+    #: (``chunks`` then holds page chunk indices)
+    pages: np.ndarray | None = None
 
 
 class ColumnPoints(DictionaryMixin):
@@ -296,10 +299,10 @@ class ColumnPoints(DictionaryMixin):
         return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
     def plan_located(self, found: Located) -> tuple[PointPlan, list[tuple[int, int]]]:
-        """``plan`` of a first take of a one-page column whose chunks its search round found
-        (``MiniBlockPage.load_first``): no chunk table needed."""
-        rows, table, k_of, ids = found
-        if self.reader.def_w:
+        """``plan`` of a first take whose chunks its search round found (``MiniBlockPage.load_first``,
+        over several pages ``join_located``): no chunk table needed."""
+        rows, table, k_of, ids, pages = found
+        if self.reader.def_w and pages is None:
             table[4] = self.reader.def_w
         ranges: list[tuple[int, int]] = []
         if table.shape[1] == 1:
@@ -310,7 +313,7 @@ class ColumnPoints(DictionaryMixin):
         else:
             ranges, at = _fetched_ranges(table)
             idx = rows - table[3].take(k_of)
-        return PointPlan(ids, ids.take(k_of), k_of, table, idx, at), ranges
+        return PointPlan(ids, ids.take(k_of), k_of, table, idx, at, pages), ranges
 
     def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list[memoryview]) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
@@ -335,16 +338,19 @@ class ColumnPoints(DictionaryMixin):
         try:
             data, pos, size = r.inflate(data, pos, size)
         except LanceError as e:
-            raise e.at(page=self._inflate_failure(data, pos, size, chunks)) from None
+            raise e.at(page=self._inflate_failure(data, pos, size, self._chunk_pages(plan))) from None
         try:
             checked = meta is None and self._checked_items()
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, checked)
         except PointReadError as e:
-            raise CorruptFileError(e.message, page=self.page_ids[int(self.chunks.page[chunk_of[e.row]])]) from None
+            raise CorruptFileError(e.message, page=self.page_ids[int(self._chunk_pages(plan)[k_of[e.row]])]) from None
         if not self.has_dictionary and not self.any_fsst:
             values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
             return values if not self.nullable else with_validity(values, dfn == 0)
-        page_of_row = np.zeros(len(chunk_of), np.int64) if len(self.page_ids) == 1 else self.chunks.page[chunk_of]
+        if len(self.page_ids) == 1:
+            page_of_row = np.zeros(len(chunk_of), np.int64)
+        else:
+            page_of_row = plan.pages.take(k_of) if plan.pages is not None else self.chunks.page[chunk_of]
         valid = None if not self.nullable else dfn == 0
         if self.has_dictionary and not self.any_fsst and len(k_of) <= FEW_STRINGS:
             looked_up = self._few_from_dictionary(fixed, page_of_row, valid)
@@ -400,14 +406,22 @@ class ColumnPoints(DictionaryMixin):
         local = np.where((local >= 0) & (local < self.dict_size[page_of_row]), local + self.dict_base[page_of_row], -1)
         return apply_dictionary(local, self.dictionary, self.value_type)
 
-    def _inflate_failure(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, chunks: np.ndarray) -> int | None:
+    def _chunk_pages(self, plan: PointPlan) -> np.ndarray:
+        """Each fetched chunk's page among the reader's (an error names it)."""
+        if plan.pages is not None:
+            return plan.pages
+        if len(self.page_ids) == 1:
+            return np.zeros(len(plan.chunks), np.int64)
+        return self.chunks.page[plan.chunks]  # type: ignore[no-any-return]
+
+    def _inflate_failure(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, pages: np.ndarray) -> int | None:
         """The page of the first chunk that does not inflate alone (after a failed inflate of several
-        pages' chunks at once)."""
+        pages' chunks at once; ``pages``: each chunk's page among the reader's)."""
         for k in range(len(pos)):
             try:
                 self.reader.inflate(data, pos[k : k + 1], size[k : k + 1])
             except LanceError:
-                return self.page_ids[int(self.chunks.page[chunks[k]])]
+                return self.page_ids[int(pages[k])]
         return None
 
     def _fsst_failure(

@@ -23,7 +23,7 @@ from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import FEW_ROWS, ColumnPoints
 from lancelot.encodings.structural.field_pages import DECODE_ERRORS, PagesMixin
 from lancelot.encodings.structural.miniblock import MiniBlockPage
-from lancelot.encodings.structural.miniblock_table import Located
+from lancelot.encodings.structural.miniblock_table import Located, join_located
 from lancelot.encodings.structural.page import PageReader, Range, is_contiguous
 from lancelot.encodings.structural.page_table import ColumnReader
 from lancelot.encodings.structural.paths import column_paths
@@ -88,12 +88,20 @@ class _PointRead:
         pos = 0
         try:
             first = self._first()
-            for page, rs in self.jobs:
-                if first is not None:
-                    self.located = first[0].load_first(bufs, first[1])
-                else:
+            if first is None:
+                for page, rs in self.jobs:
                     page.load_search(bufs[pos : pos + len(rs)])
-                pos += len(rs)
+                    pos += len(rs)
+            elif len(first) == 1:
+                self.located = first[0][0].load_first(bufs, first[0][1])
+            else:
+                found = []
+                for (page, local, _), (_, rs) in zip(first, self.jobs):
+                    found.append(page.load_first(bufs[pos : pos + len(rs)], local))
+                    pos += len(rs)
+                bases = [base for _, _, base in first]
+                def_ws = [page.points.def_w for page, _, _ in first]  # type: ignore[union-attr]
+                self.located = join_located(self.rows, found, bases, def_ws)  # type: ignore[arg-type]
         except (LanceError, *DECODE_ERRORS):
             return self.fallback()
         jobs, self.jobs = self.jobs, []  # (done with: not kept alive through the data round)
@@ -110,20 +118,28 @@ class _PointRead:
                 known[2][b"".join(bufs)] = reader._points
         return plan
 
-    def _first(self) -> tuple[MiniBlockPage, np.ndarray] | None:
-        """The page of a first take of a few rows that fall in one mini-block page (of a column not
-        shared between files) and the rows in it: ``MiniBlockPage.load_first`` finds their chunks
-        without building the page's chunk table."""
+    def _first(self) -> list[tuple[MiniBlockPage, np.ndarray, int]] | None:
+        """The pages of a first take of a few rows that fall in mini-block pages (of a column not shared
+        between files), the rows in each and its first row: ``MiniBlockPage.load_first`` finds their
+        chunks without building the pages' chunk tables."""
         reader, rows, jobs = self.reader, self.rows, self.jobs
-        if rows is None or len(jobs) != 1 or reader._shareable or reader._cover or len(rows) > FEW_ROWS:
-            return None
-        page = jobs[0][0]
-        if type(page) is not MiniBlockPage or page.points is None:
+        if rows is None or not jobs or reader._shareable or reader._cover or len(rows) > FEW_ROWS:
             return None
         if rows.dtype != np.int64 or not rows.flags.c_contiguous:
             return None
-        base = int(reader.columns[0].page_firsts[page.info.index])
-        return page, rows - base if base else rows
+        for page, _ in jobs:
+            if type(page) is not MiniBlockPage or page.points is None:
+                return None
+        col = reader.columns[0]
+        if len(jobs) == 1:
+            page = jobs[0][0]
+            base = int(col.page_firsts[page.info.index])
+            return [(page, rows - base if base else rows, base)]  # type: ignore[list-item]
+        split = col.split(rows)
+        if [p for p, _ in split] != [page.info.index for page, _ in jobs]:
+            return None  # (a page's search cache was loaded before: the general way)
+        firsts = col.page_firsts
+        return [(page, local, int(firsts[p])) for (page, _), (p, local) in zip(jobs, split)]  # type: ignore[misc]
 
     def shared(self, known: dict[bytes, ColumnPoints], bufs: list[memoryview]) -> Plan:
         """The search round's bytes of a one-page column whose point reader a file written alike

@@ -194,12 +194,33 @@ _FIRST_HOT = NumpyUntilHot(_first_chunks)
 class Located(NamedTuple):
     """The chunks of a first take's rows in a page without repetition (``_first_chunks``): per chunk
     its file position, size, item count, first row and a definition-width row (``few``, 5 x chunks);
-    each row's chunk among them (``k_of``) and those chunks' indices in the page (``ids``)."""
+    each row's chunk among them (``k_of``) and those chunks' indices in the page (``ids``). Joined over
+    several pages (``join_located``): rows and first rows are the column's, and ``pages`` holds each
+    chunk's page among the read's pages (None: one page)."""
 
     rows: np.ndarray
     few: np.ndarray
     k_of: np.ndarray
     ids: np.ndarray
+    pages: np.ndarray | None = None
+
+
+def join_located(rows: np.ndarray, parts: list[Located | None], bases: list[int], def_ws: list[int]) -> Located | None:
+    """The ``Located`` chunks of a first take of ``rows`` (column rows) over several pages, from each
+    page's (found on page rows; ``bases``: the pages' first column rows, ``def_ws``: their definition
+    widths); None when a page's chunks were not found that way."""
+    if any(p is None for p in parts):
+        return None
+    found: list[Located] = parts  # type: ignore[assignment]
+    few = np.concatenate([p.few for p in found], axis=1)
+    counts = [p.few.shape[1] for p in found]
+    firsts = np.repeat(np.asarray(bases, dtype=np.int64), counts)
+    few[3] += firsts
+    few[4] = np.repeat(np.asarray(def_ws, dtype=np.int64), counts)
+    k_of = np.concatenate([p.k_of[: len(p.rows)] for p in found])
+    k_of += np.repeat(np.cumsum([0, *counts[:-1]]), [len(p.rows) for p in found])
+    pages = np.repeat(np.arange(len(found), dtype=np.int64), counts)
+    return Located(rows, few, k_of, np.concatenate([p.ids for p in found]), pages)
 
 
 class FirstChunks:
