@@ -331,7 +331,8 @@ def _compact_task(
 ) -> tuple[list[bytes], list[bytes]]:
     """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live rows in order, stable
     row ids carried over: (old fragments, new fragments), serialized."""
-    from lancelot.dataset.compact import _counted, rewrite_group
+    from lancelot.dataset.compact import _counted
+    from lancelot.dataset.compact_rewrite import rewrite_group
     from lancelot.dataset.manifest import writable_data_version
 
     group = [fragment_of(ds, i) for i in fragment_ids]
