@@ -124,7 +124,9 @@ BATCH = np.stack([Q, VECS[10], VECS[90]])
         {"q": [pa.array(Q), pa.array(VECS[10])], "metric": "dot"},
         {"q": [Q.tolist()], "column": "t"},
     ],
-    ids=str,
+    ids=lambda kw: (
+        ",".join(f"{k}={'/'.join(type(q).__name__ for q in v) if k == 'q' else v}" for k, v in kw.items()) or "defaults"
+    ),  # stable ids (no object addresses): pytest-xdist workers must collect the same names
 )
 def test_batch_search(pair, kw):
     ours, theirs = pair
