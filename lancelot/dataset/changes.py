@@ -409,7 +409,7 @@ def delete(
         return commit_change(cur, txn, build_delete(dels.updated, dels.removed, cur.uri)), dels.count
 
     (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version, committed)
+    ds.move_to(version, committed)
     return DeleteResult(ds, count)
 
 
@@ -483,7 +483,7 @@ def update(
         return commit_change(cur, txn, build), sum(int(nf.frag.physical_rows) for nf in new_frags)
 
     (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version, committed)
+    ds.move_to(version, committed)
     return {"num_rows_updated": count}
 
 
@@ -496,4 +496,4 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     new = write_version(
         data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
     )  # (the dataset and its commit lock)
-    ds._move_to(new.version)
+    ds.move_to(new.version)
