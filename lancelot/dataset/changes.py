@@ -148,7 +148,7 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
         live = np.ones(n, dtype=bool)
         live[deleted] = False
         return np.flatnonzero(live).astype(np.int64)
-    cols = filter_columns(predicate, frag._ds.schema.names)
+    cols = filter_columns(predicate, frag.dataset.schema.names)
     t = frag.read_physical(cols, 0, n).append_column("__lancelot_pos", pa.array(np.arange(n, dtype=np.int64)))
     if len(deleted):
         mask = np.ones(n, dtype=bool)
