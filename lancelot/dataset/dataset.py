@@ -5,6 +5,7 @@ fragments, minus deleted rows.  ``delete`` commits a new version."""
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import os
 from collections.abc import Mapping
@@ -186,8 +187,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     def _without_scan_defaults(self) -> LanceDataset:
         """This version without default scan options, what their scans read: its schema is the stored one (a view
         sharing the opened manifest and files; its fragments are its own)."""
-        view = object.__new__(type(self))
-        view._store, view.uri, view.storage_options = self._store, self.uri, self.storage_options
+        view = copy.copy(self)
         view._default_scan_options, view._state = None, replace(self._state, fragments=None)
         return view
 

@@ -34,32 +34,17 @@ class Snapshot:
     version: int
     #: the top-level field's name of each field id
     top_of_id: dict[int, str]
-    #: built on first use (opening a dataset and counting its rows builds none of these)
+    #: built on first use (opening a dataset and counting its rows builds none of these); bases: stores by base path id
     fragments: list[Fragment] | None = None
     schema: pa.Schema | None = None
-    #: the live row count, once ``count_rows`` asked
     live_rows: int | None = None
-    #: the stores of the base paths the manifest declares, by id, once opened
     bases: dict[int, ObjectStore] = field(default_factory=dict)
     #: what is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)
     file_shapes: IdentityMemo = field(default_factory=lambda: IdentityMemo(512))
 
     @classmethod
     def read(cls, versions: Versions, mf: ManifestFile, uri: str) -> Snapshot:
-        """The snapshot of a manifest just read, its reader flags and field tree checked.
-
-        Args:
-            versions: The listing the manifest was found in.
-            mf: The manifest file.
-            uri: The dataset, for messages.
-
-        Returns:
-            The snapshot.
-
-        Raises:
-            CorruptFileError: Field ids repeat or name a parent not in the schema.
-            NotImplementedError: A reader flag lancelot does not know.
-        """
+        """The snapshot of a manifest just read (found in ``versions``), its reader flags and field tree checked."""
         m = mf.manifest
         where = f"dataset {uri!r} version {int(m.version)}"
         check_reader_flags(m, where)
