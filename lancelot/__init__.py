@@ -20,6 +20,7 @@ from lancelot.dataset import (
 from lancelot.dataset.blob_file import BlobFile
 from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
 from lancelot.dataset.fragment_metadata import DataFile, DeletionFile
+from lancelot.dataset.session import Session
 from lancelot.dataset.transaction_api import json_to_schema, schema_to_json
 from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
@@ -34,6 +35,7 @@ from lancelot.errors import (
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
+from lancelot.io.counters import bytes_read_counter, iops_counter
 from lancelot.reader import LanceFile, read_table
 from lancelot.writer import LanceWriter, write_table
 
@@ -65,6 +67,7 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "Session",
     "Transaction",
     "dataset",
     "write_dataset",
@@ -72,4 +75,6 @@ __all__ = [
     "write_table",
     "json_to_schema",
     "schema_to_json",
+    "iops_counter",
+    "bytes_read_counter",
 ]

@@ -150,6 +150,11 @@ class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
 
 
+class MixedFileVersionsError(_OSErrorMessage, UnsupportedVersionError, OSError):
+    """A dataset whose data files are of two format versions (Lance 0.16 could write one): pylance's OSError
+    ("The dataset contains a mixture of file versions"), raised before such a dataset is changed."""
+
+
 class CommitConflictError(_OSErrorMessage, LanceError, OSError):
     """A concurrent commit makes this one impossible (e.g. an append against an overwrite), or the dataset already
     exists for a create: pylance's ``lance.commit.CommitConflictError``, an OSError.

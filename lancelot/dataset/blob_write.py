@@ -45,6 +45,7 @@ from lancelot.dataset.blob_schema import (
     map_v2,
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
+from lancelot.encodings.structural.write_blob import ALIGN, padded
 from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
 from lancelot.extension_types import child_fields, map_child_arrays
 from lancelot.io.sink import FileTarget, open_target
@@ -57,8 +58,6 @@ if TYPE_CHECKING:
 INLINE_MAX = 64 * 1024
 DEDICATED_THRESHOLD = 4 * 1024 * 1024
 PACK_FILE_MAX = 1024 * 1024 * 1024
-#: inline values start on this alignment in the data file (each is a buffer of its own)
-ALIGN = 64
 
 
 class ExternalBlobError(_OSErrorMessage, LanceError, OSError):
@@ -207,19 +206,8 @@ class BlobV2Writer:
         sizes = size[rows]
         if not len(sizes):
             return np.zeros(0, np.uint64)
-        slots = -(-sizes // ALIGN) * ALIGN
-        starts = np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
-        total = int(slots.sum())
-        if total == 0:
-            base = self.writer.next_position(ALIGN)
-            return np.full(len(sizes), base, np.uint64)
-        buf = np.zeros(total, np.uint8)
-        src = offs[:-1][rows]
-        keep = sizes > 0
-        ramp = _ramp(sizes[keep])
-        buf[np.repeat(starts[keep], sizes[keep]) + ramp] = raw[np.repeat(src[keep], sizes[keep]) + ramp]
-        last = int(starts[keep][-1] + sizes[keep][-1])
-        base = self.writer.write_buffer(buf[:last])
+        starts, buf = padded(raw, offs[:-1][rows], sizes)
+        base = self.writer.write_buffer(buf) if len(buf) else self.writer.next_position(ALIGN)
         return (starts + base).astype(np.uint64)
 
     def _target(self, path: str) -> FileTarget:
@@ -273,16 +261,6 @@ class BlobV2Writer:
                 self.store.delete(path)
             except Exception:  # noqa: BLE001 - cleanup of an abandoned write must not mask its error
                 pass
-
-
-def _ramp(sizes: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(s) for s in sizes])``, vectorized."""
-    total = int(sizes.sum())
-    if not total:
-        return np.zeros(0, np.int64)
-    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
-    out: np.ndarray = np.arange(total, dtype=np.int64) - starts
-    return out
 
 
 # -- rewriting (compaction) ------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from lancelot.dataset import blob_write  # blob columns rewritten as values (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, commit_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_files_agree, writable_data_version
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
@@ -364,6 +364,7 @@ def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _
     deadline = None if seconds is None else time.monotonic() + float(seconds)  # type: ignore[arg-type]
     current = ds
     for i in range(max(0, int(retries)) + 1):
+        check_files_agree(current.manifest, f"dataset {current.uri!r} version {current.version}")
         try:
             return attempt(current)
         except _RETRYABLE:

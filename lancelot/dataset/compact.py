@@ -5,10 +5,10 @@ one Rewrite transaction (table format, "Transaction types": Rewrite, ReserveFrag
 Planning follows pylance: walking the fragments in order, a fragment is a candidate when its share of deleted rows
 exceeds ``materialize_deletions_threshold`` ("compact itself") or when it has fewer physical rows than
 ``target_rows_per_fragment`` ("compact with neighbours"); adjacent candidates form a bin; a bin of one neighbour-only
-fragment is dropped; a bin is split into groups of at least ``target_rows_per_fragment`` live rows (the remainder joins
-the last group). Each group's live rows are written, in order, in the dataset's data storage version, as pylance 14
-writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments, their sizes differing by one at most (1024 live
-rows with a target of 1500 make one fragment; 3072, two of 1536; 34 with a target of 8, four of 9, 9, 8, 8).
+fragment is dropped; an excluded fragment (``excluded_fragment_ids``) bounds the bins; a bin is split into groups of at
+least ``target_rows_per_fragment`` live rows (the remainder joins the last group); the ``max_source_*`` limits keep the
+leading groups within them.  Each group is rewritten as pylance 14 cuts it (compact_rewrite.py); the options and their
+defaults are compact_options.py's; ``lancelot.optimize`` runs the same steps one at a time (distributed compaction).
 
 The commit is two versions, as pylance makes them: ReserveFragments (ids for the new fragments), then Rewrite (each
 group's old fragments replaced by its new ones, fragments kept in id order as pylance keeps them).  Both are rebuilt
@@ -18,23 +18,22 @@ read, makes the compaction plan again on the latest version."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from lancelot.dataset import blob_write, index_remap
+from lancelot.dataset import index_remap
 from lancelot.dataset.commit import RetryableCommitConflictError, commit_manifest, commit_transaction, list_versions
+from lancelot.dataset.compact_options import CompactionNotSupportedError, Options, resolve
+from lancelot.dataset.compact_rewrite import rewrite_group
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment_metadata import DATA_DIR
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
+from lancelot.dataset.manifest import FLAG_MIXED_FILE_VERSIONS, FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
-from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, LanceValueError, _OSErrorMessage
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -42,10 +41,6 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.store import ObjectStore
-
-
-class CompactionNotSupportedError(_OSErrorMessage, LanceError, OSError):
-    """A compaction option this dataset cannot take (pylance's "Not supported" OSError)."""
 
 
 @dataclass
@@ -64,10 +59,11 @@ def plan_compaction(
     materialize_deletions: bool,
     threshold: float,
     index_fragments: list[set[int]] | None = None,
+    excluded: tuple[int, ...] = (),
 ) -> list[list[Fragment]]:
     """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them: fragments covered by
     different sets of indices (``index_fragments``: each index's fragment ids) never share a group, so every index
-    covers all or none of a group's fragments."""
+    covers all or none of a group's fragments; an ``excluded`` fragment is left alone and bounds the bins."""
     if materialize_deletions and threshold >= 1.0:
         materialize_deletions = False
     bins: list[list[tuple[Fragment, bool, int]]] = []  # (fragment, compacts itself, live rows)
@@ -79,6 +75,11 @@ def plan_compaction(
             bins.append(cur)
             cur = None
         cur_key = key
+        if f.fragment_id in excluded:
+            if cur:
+                bins.append(cur)
+            cur = None
+            continue
         phys = f.physical_rows
         live = f.count_rows()
         deleted_share = (phys - live) / phys if phys else 0.0
@@ -104,7 +105,7 @@ def plan_compaction(
         start = 0
         while start < len(b):
             n, acc = 0, 0
-            while acc < target_rows_per_fragment and start + n < len(b):
+            while (acc < target_rows_per_fragment or not n) and start + n < len(b):  # (a zero target: one each)
                 acc += rows[start + n]
                 n += 1
             if sum(rows[start + n :]) >= target_rows_per_fragment:
@@ -269,6 +270,8 @@ def build_rewrite(
         top = max(int(f.id) for g in groups for f in g[1]) if any(g[1] for g in groups) else -1
         if top > int(m.max_fragment_id):
             m.max_fragment_id = top
+        if _other_version(m, [f for _, new in groups for f in new]):
+            m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (kept from then on, as pylance keeps it)
         _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         if remap is None:
             return m, base.index_section
@@ -277,96 +280,40 @@ def build_rewrite(
     return build
 
 
-def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> None:
-    """Stable row ids: the live rows keep their ids and their created-at / last-updated-at versions, re-chunked over the
-    new fragments (what pylance's compaction does; ``next_row_id`` is unchanged)."""
-    ids, created, updated = [], [], []
-    for f in group:
-        live = f.live_positions()
-        rid = row_ids(f.data_fragment, f.where)
-        c = row_versions(f.data_fragment, "created_at", None, f.where)
-        u = row_versions(f.data_fragment, "last_updated_at", c, f.where)
-        ids.append(rid[live])
-        created.append(c[live])
-        updated.append(u[live])
-    ids_a, c_a, u_a = (np.concatenate(x) for x in (ids, created, updated))
-    at = 0
-    for nf in new:
-        n = int(nf.physical_rows)
-        nf.inline_row_ids = encode_row_ids(ids_a[at : at + n])
-        nf.inline_created_at_versions = encode_versions(c_a[at : at + n])
-        nf.inline_last_updated_at_versions = encode_versions(u_a[at : at + n])
-        at += n
-    if at != len(ids_a):
-        raise LanceError(f"compaction wrote {at} rows for {len(ids_a)} live rows")
+def _other_version(m: table_pb2.Manifest, new: list[table_pb2.DataFragment]) -> bool:
+    """Whether a new fragment's data files are not in the dataset's data storage version (a compaction's
+    ``data_storage_version``): pylance then sets the mixed-file-versions flag, without which it refuses the dataset."""
+    default = m.data_format.version if m.HasField("data_format") else ""
+    return bool(default) and any(
+        f"{d.file_major_version}.{d.file_minor_version}" != default for f in new for d in f.files
+    )
 
 
 #: times a compaction is planned and written again when a concurrent commit changed fragments it rewrites
 COMPACTION_ATTEMPTS = 3
 
 
-#: the compaction options a table config key ``lance.compaction.<option>`` gives a default to: (parse, default)
-CONFIG_DEFAULTS: dict[str, tuple[Callable[[str], Any], Any]] = {
-    "target_rows_per_fragment": (lambda v: int(v) if re.fullmatch(r"\+?[0-9]+", v) else None, 1024 * 1024),
-    "materialize_deletions": (lambda v: {"true": True, "false": False}.get(v.lower()), True),
-    "materialize_deletions_threshold": (lambda v: float(v) if re.fullmatch(r"[^\s_]+", v) else None, 0.1),
-    "defer_index_remap": (lambda v: {"true": True, "false": False}.get(v.lower()), False),
-}
-
-
-def configured(ds: LanceDataset, option: str, given: Any) -> Any:
-    """``given``, or the default the table config sets for ``option`` (key ``lance.compaction.<option>``), or pylance's
-    default; a config value that does not parse is pylance's ValueError, even when ``given``."""
-    parse, default = CONFIG_DEFAULTS[option]
-    text = ds.manifest.config.get(f"lance.compaction.{option}")
-    if text is None:
-        return default if given is None else given
-    try:
-        value = parse(text)
-    except ValueError:
-        value = None
-    if value is None:
-        raise LanceValueError(f"dataset {ds.uri!r}: invalid value for lance.compaction.{option}: {text!r}")
-    return value if given is None else given
-
-
-def compact_files(
-    ds: LanceDataset,
-    *,
-    target_rows_per_fragment: int | None = None,
-    max_rows_per_group: int = 1024,
-    materialize_deletions: bool | None = None,
-    materialize_deletions_threshold: float | None = None,
-    num_threads: int | None = None,
-    defer_index_remap: bool | None = None,
-) -> CompactionMetrics:
+def compact_files(ds: LanceDataset, **options: Any) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
-    Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other fragments: the
-    compaction is rebuilt on top of them), and better: when a delete or rewrite committed meanwhile changed fragments
-    this compaction rewrites (pylance's "retryable" conflict, which fails its compaction), or when a cleanup removed the
-    version it read (and files with it), the compaction is planned again on the latest version and retried, up to
-    ``COMPACTION_ATTEMPTS`` times.  Indices stay valid as pylance keeps them (index_remap.py): BTREE, BITMAP and
-    LABEL_LIST indices are rewritten with the new row addresses, the others are left to the fragment reuse index (all of
-    them with ``defer_index_remap=True``); with stable row ids only the fragment bitmaps change.  ``max_rows_per_group``
-    and ``num_threads`` are accepted for pylance's signature (2.x files have no row groups; groups are rewritten one
-    after another).  An option not given takes the default the table config sets for it (``lance.compaction.<option>``
-    keys, CONFIG_DEFAULTS), as pylance's."""
-    del max_rows_per_group, num_threads
-    target_rows_per_fragment = configured(ds, "target_rows_per_fragment", target_rows_per_fragment)
-    materialize_deletions = configured(ds, "materialize_deletions", materialize_deletions)
-    threshold = configured(ds, "materialize_deletions_threshold", materialize_deletions_threshold)
-    defer_index_remap = configured(ds, "defer_index_remap", defer_index_remap)
-    if target_rows_per_fragment <= 0:
-        raise ValueError("target_rows_per_fragment must be positive")
-    if defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        raise CompactionNotSupportedError(
-            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
-            "(pylance does not record their moves in a fragment reuse index either)"
-        )
+    ``options`` are pylance's ``CompactionOptions`` (compact_options.py: an option not given takes the default the
+    table config sets for it, ``lance.compaction.<option>``, else pylance's).  Concurrent commits are handled as pylance
+    handles them (appends, deletes and rewrites of other fragments: the compaction is rebuilt on top of them), and
+    better: when a delete or rewrite committed meanwhile changed fragments this compaction rewrites (pylance's
+    "retryable" conflict, which fails its compaction), or when a cleanup removed the version it read (and files with
+    it), the compaction is planned again on the latest version and retried, up to ``COMPACTION_ATTEMPTS`` times.
+    Indices stay valid as pylance keeps them (index_remap.py): BTREE, BITMAP and LABEL_LIST indices are rewritten with
+    the new row addresses, the others are left to the fragment reuse index (all of them with
+    ``defer_index_remap=True``); with stable row ids only the fragment bitmaps change."""
+    opts = resolve(ds, options)
     for attempt in range(COMPACTION_ATTEMPTS):
         try:
-            return _compact_once(ds, target_rows_per_fragment, materialize_deletions, threshold, defer_index_remap)
+            index_fragments = _index_fragments(ds)
+            groups = plan_groups(ds, opts, index_fragments)
+            if not groups:
+                return CompactionMetrics()
+            written = [rewrite(ds, g, opts) for g in groups]
+            return commit_compaction(ds, written, groups if index_fragments else None, opts.defer_index_remap)
         except RetryableCommitConflictError:
             if attempt == COMPACTION_ATTEMPTS - 1:
                 raise
@@ -379,71 +326,58 @@ def compact_files(
     raise AssertionError("unreachable")
 
 
-def rewrite_group(
-    ds: LanceDataset, group: list[Fragment], target_rows_per_fragment: int, data_version: str | None, where: str
-) -> list[table_pb2.DataFragment]:
-    """The live rows of a group of adjacent fragments, in order, written into new fragments (ids unassigned) of about
-    ``target_rows_per_fragment`` rows each, stable row ids carried over."""
-    from lancelot.dataset.writing import write_fragments
-
-    def rows() -> Iterator[pa.RecordBatch]:
-        for f in group:
-            yield from blob_write.with_bytes(f, f.to_batches())  # blobs: their values (dataset/blob_write.py)
-
-    live = sum(f.count_rows() for f in group)
-    k = max(1, live // target_rows_per_fragment)
-    it, sizes = _pieces(rows()), [live // k + (i < live % k) for i in range(k)]  # balanced, as pylance splits
-    try:
-        new = [
-            n
-            for size in sizes
-            for n in write_fragments(
-                it.take(size),
-                ds.uri,
-                schema=ds.schema,
-                data_storage_version=data_version,
-                max_rows_per_file=max(1, size),
-                _store=ds.store,
-                _base=ds.manifest_file,
-            )
-        ]
-    except LanceError as e:
-        raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
-    new_pb = [n.to_pb() for n in new]
-    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        _carry_row_ids(group, new_pb)
-    return new_pb
+def plan_groups(ds: LanceDataset, opts: Options, index_fragments: list[set[int]] | None = None) -> list[list[Fragment]]:
+    """The groups a compaction of ``ds`` with ``opts`` rewrites: ``plan_compaction``'s, the leading ones within
+    the ``max_source_*`` limits (pylance stops at the first group that would exceed one); ``index_fragments`` as
+    ``_index_fragments`` gives them (read when None)."""
+    check_defer(ds, opts)
+    groups = plan_compaction(
+        ds,
+        opts.target_rows_per_fragment,
+        opts.materialize_deletions,
+        opts.materialize_deletions_threshold,
+        _index_fragments(ds) if index_fragments is None else index_fragments,
+        opts.excluded_fragment_ids,
+    )
+    limits = (opts.max_source_fragments, opts.max_source_rows, opts.max_source_bytes)
+    if limits == (None, None, None):
+        return groups
+    used = [0, 0, 0]
+    for i, g in enumerate(groups):
+        cost = (len(g), sum(f.count_rows() for f in g), sum(_source_bytes(ds, f) for f in g))
+        used = [u + c for u, c in zip(used, cost, strict=True)]
+        if any(lim is not None and u > lim for u, lim in zip(used, limits, strict=True)):
+            return groups[:i]
+    return groups
 
 
-class _pieces:
-    """Consecutive pieces of a stream of batches, ``take(n)`` rows at a time (the last takes the rest)."""
-
-    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
-        self.batches, self.held = batches, None
-
-    def take(self, n: int) -> Iterator[pa.RecordBatch]:
-        while n > 0:
-            b = self.held if self.held is not None else next(self.batches, None)
-            if b is None:
-                return
-            self.held = b.slice(n) if b.num_rows > n else None
-            b = b.slice(0, n) if b.num_rows > n else b
-            n -= b.num_rows
-            yield b
+def check_defer(ds: LanceDataset, opts: Options) -> None:
+    """``defer_index_remap`` is refused on a dataset with stable row ids (pylance records no fragment reuse index for
+    their moves either)."""
+    if opts.defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        raise CompactionNotSupportedError(
+            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
+            "(pylance does not record their moves in a fragment reuse index either)"
+        )
 
 
-def _compact_once(
-    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float, defer: bool
-) -> CompactionMetrics:
+def _source_bytes(ds: LanceDataset, f: Fragment) -> int:
+    """The bytes of a fragment's data files (their recorded sizes; the file's own when none is recorded)."""
+    out = 0
+    for d in f.data_fragment.files:
+        out += int(d.file_size_bytes) or (0 if d.HasField("base_id") else ds.store.size(f"{DATA_DIR}/{d.path}"))
+    return out
+
+
+def rewrite(
+    ds: LanceDataset, group: list[Fragment], opts: Options
+) -> tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]:
+    """One group rewritten: (its fragments as read, the new fragments with ids unassigned), ``ds`` at the version the
+    group was planned on."""
     where = f"dataset {ds.uri!r} version {ds.version}"
-    index_fragments = _index_fragments(ds)
-    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold, index_fragments)
-    if not groups:
-        return CompactionMetrics()
-    dv = writable_data_version(ds.manifest, where)
-    _check_files(ds, groups, where)
-    written = [([_counted(f) for f in g], rewrite_group(ds, g, target_rows_per_fragment, dv, where)) for g in groups]
-    return commit_compaction(ds, written, groups if index_fragments else None, defer)
+    _check_files(ds, [group], where)
+    dv = opts.data_storage_version or writable_data_version(ds.manifest, where)
+    return [_counted(f) for f in group], rewrite_group(ds, group, opts.target_rows_per_fragment, dv, where, opts)
 
 
 def commit_compaction(
@@ -510,17 +444,51 @@ class Optimizer:
         """
         self._ds = ds
 
-    def compact_files(self, **kwargs: Any) -> CompactionMetrics:
-        """Compact the dataset: ``LanceDataset.compact_files`` (pylance's spelling).
+    def compact_files(
+        self,
+        *,
+        target_rows_per_fragment: int | None = None,
+        max_rows_per_group: int | None = None,
+        max_bytes_per_file: int | None = None,
+        materialize_deletions: bool | None = None,
+        materialize_deletions_threshold: float | None = None,
+        defer_index_remap: bool | None = None,
+        num_threads: int | None = None,
+        batch_size: int | None = None,
+        compaction_mode: str | None = None,
+        binary_copy_read_batch_bytes: int | None = None,
+        max_source_fragments: int | None = None,
+        max_source_rows: int | None = None,
+        max_source_bytes: int | None = None,
+        excluded_fragment_ids: list[int] | None = None,
+        data_storage_version: str | None = None,
+    ) -> CompactionMetrics:
+        """Compact the dataset: ``LanceDataset.compact_files`` with pylance's signature (compact_options.py says
+        which options change the result and which are performance-only).
 
         Args:
-            **kwargs: pylance's ``CompactionOptions`` (``target_rows_per_fragment``, ``materialize_deletions``,
-                ``materialize_deletions_threshold``...).
+            target_rows_per_fragment: Rows per new fragment; smaller fragments are merged (default 1Mi).
+            max_rows_per_group: Accepted (2.x files have no row groups).
+            max_bytes_per_file: A new data file is started once this many bytes are written.
+            materialize_deletions: Also rewrite fragments with many deleted rows (default True).
+            materialize_deletions_threshold: The share of deleted rows that does (default 0.1).
+            defer_index_remap: Leave every index to the fragment reuse index (default False).
+            num_threads: Accepted (groups are rewritten one after another).
+            batch_size: Rows per batch read from the old fragments.
+            compaction_mode: ``"reencode"`` (default), ``"try_binary_copy"`` or ``"force_binary_copy"``.
+            binary_copy_read_batch_bytes: Accepted (performance only).
+            max_source_fragments: The most fragments one compaction rewrites (whole groups, in order).
+            max_source_rows: The most live rows one compaction rewrites.
+            max_source_bytes: The most data-file bytes one compaction rewrites.
+            excluded_fragment_ids: Fragments left alone (and not merged across).
+            data_storage_version: The new data files' version (default: the dataset's).
 
         Returns:
             A ``CompactionMetrics``.
         """
-        return self._ds.compact_files(**kwargs)
+        given = dict(locals())
+        del given["self"]
+        return self._ds.compact_files(**{k: v for k, v in given.items() if v is not None})
 
     def enable_auto_cleanup(self, auto_cleanup_config: Mapping[str, int], **kwargs: Any) -> None:
         """Turn on pylance's auto-cleanup (a new version), stored as the table config

@@ -34,6 +34,8 @@ from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, 
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.session import FileCache
+    from lancelot.dataset.sql_query import SqlQueryBuilder
     from lancelot.reader import LanceFile
 
 #: the listing of versions and the manifest a commit just made (or a version read by name)
@@ -57,6 +59,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         >>> ds.schema.names
         ['id', 'name']
     """
+
+    #: the data files of a session with its own metadata capacity (None: the process-wide ones, open_files.py)
+    _file_cache: FileCache | None = None
 
     def __init__(
         self,
@@ -123,7 +128,10 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             version: A version of the dataset.
             committed: The listing and manifest the commit of ``version`` made (not read back).
         """
+        from lancelot.dataset.session import reattach
+
         self._state = self._read(version, None, committed)
+        reattach(self)  # (a session's policy for the new snapshot)
 
     @property
     def manifest(self) -> table_pb2.Manifest:
@@ -134,6 +142,12 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     def version(self) -> int:
         """This object's version number."""
         return self._state.version
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The version shown, as read (lancelot's own): its manifest, the listing it was found in, and what is built
+        from them so far (fragments, schema...); ``move_to`` replaces it."""
+        return self._state
 
     @property
     def file_shapes(self) -> IdentityMemo:
@@ -244,7 +258,31 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         """
         store, prefix = self.base_store(df, where)
         path = f"{prefix}{check_relative_path(df.path, where)}"
+        if self._file_cache is not None:
+            return self._file_cache.open(store, path, where, self.storage_options)
         return open_data_file(store, path, where, self.storage_options)
+
+    def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
+        from lancelot.dataset.session import session_of
+
+        out = super().checkout_version(version)
+        session_of(self).attach(out)  # a checkout shares the session, as pylance's
+        return out
+
+    checkout_version.__doc__ = VersionsMixin.checkout_version.__doc__
+
+    def sql(self, sql: str) -> SqlQueryBuilder:
+        """A SQL query over this version (pylance's ``sql``): ``ds.sql("SELECT id FROM dataset WHERE x > 1").build()``.
+
+        Args:
+            sql: One SELECT; its FROM names the dataset by the builder's ``table_name`` (default ``dataset``).
+
+        Returns:
+            A ``SqlQueryBuilder``; lancelot runs a subset of SQL (lancelot/dataset/sql_plan.py) and refuses the rest.
+        """
+        from lancelot.dataset.sql_query import SqlQueryBuilder
+
+        return SqlQueryBuilder(self, sql)
 
     def migrate_manifest_paths_v2(self) -> None:
         """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists
@@ -287,7 +325,7 @@ def dataset(
 ) -> LanceDataset:
     """Open a Lance dataset at its latest version, at a given version, or as of a time.
 
-    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour (a namespace)
+    pylance's arguments lancelot has no use for are accepted and ignored; the ones it cannot honour (a namespace)
     are refused.
 
     Args:
@@ -300,10 +338,11 @@ def dataset(
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
         default_scan_options: ``scanner`` options every scan of the dataset object starts from (a scan's own
             options override them), e.g. ``{"with_row_id": True}``; its ``schema`` is their scan's, as pylance's.
-        metadata_cache_size_bytes: Accepted; no effect.
-        index_cache_size_bytes: Accepted; no effect.
+        metadata_cache_size_bytes: The bytes of metadata (opened data files) the dataset may keep cached, in a session
+            of its own; 0 keeps none. None: the process-wide caches (lancelot/dataset/session.py).
+        index_cache_size_bytes: Accepted (lancelot keeps no index cache).
         read_params: Accepted; no effect.
-        session: Accepted; no effect.
+        session: A ``Session`` whose caches the dataset shares (``LanceDataset.session()`` of another dataset).
         namespace_client: Not supported (refused when given).
         table_id: Not supported (refused when given).
         base_store_params: Accepted; no effect.
@@ -328,7 +367,12 @@ def dataset(
 
         store = with_commit_lock(ObjectStore(uri, storage_options), commit_lock)
     scans, options = default_scan_options, storage_options
-    return LanceDataset(uri, version, asof=asof, storage_options=options, default_scan_options=scans, _store=store)
+    ds = LanceDataset(uri, version, asof=asof, storage_options=options, default_scan_options=scans, _store=store)
+    if session is not None or metadata_cache_size_bytes is not None or index_cache_size_bytes is not None:
+        from lancelot.dataset.session import open_with_session
+
+        open_with_session(ds, session, metadata_cache_size_bytes, index_cache_size_bytes)
+    return ds
 
 
 def _reopen(

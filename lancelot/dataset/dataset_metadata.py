@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.indices import IndexDescription
+    from lancelot.dataset.session import Session
     from lancelot.dataset.stats import LanceStats
 
 
@@ -155,6 +156,16 @@ class MetadataMixin:
             stacklevel=2,
         )
         self.update_field_metadata({field_name: dict(new_metadata)}, replace=True)
+
+    def session(self: LanceDataset) -> Session:
+        """The dataset's session: the caches its reads keep and their size (pylance's ``session``).
+
+        Returns:
+            The ``Session`` it was opened with, else its own (lancelot/dataset/session.py).
+        """
+        from lancelot.dataset.session import session_of
+
+        return session_of(self)
 
     @property
     def stats(self: LanceDataset) -> LanceStats:

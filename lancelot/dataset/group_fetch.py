@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from lancelot.format.pb import table_pb2
+from lancelot.io.counters import count_read
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def read_all(paths: list[str]) -> list[bytes | None]:
                 out.append(None)
                 continue
             data = os.read(entry[0], entry[1])
+            count_read(len(data))
             out.append(data if len(data) == entry[1] else None)
         return out
     finally:
@@ -85,6 +87,8 @@ def fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) 
             data = fs.cat_file(path)
         except Exception:  # noqa: BLE001 - the general path reports it
             return None
+        if n is not None:  # (a data file: deletion files are not counted, as pylance's)
+            count_read(len(data))
         return bytes(data) if n is None or len(data) == n else None
 
     return list(pool.map(whole, zip(paths, sizes)))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from lancelot.dataset.memo import IdentityMemo
-from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, LanceError, MixedFileVersionsError, UnsupportedVersionError
 from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
 from lancelot.schema import from_descriptor
@@ -144,9 +144,9 @@ def files_data_version(m: table_pb2.Manifest, where: str) -> str | None:
                     f"{d.file_major_version}.{d.file_minor_version}"
                 )
             if seen is not None and v != seen:
-                raise UnsupportedVersionError(
-                    f"{where}: the dataset mixes data files of versions {seen} and {v} "
-                    f"(fragment {frag.id}, {d.path}); roll back to a version before the mixture"
+                raise MixedFileVersionsError(
+                    "The dataset contains a mixture of file versions. You will need to rollback to an earlier "
+                    f"version: {where}: data files of versions {seen} and {v} (fragment {frag.id}, {d.path})"
                 )
             seen = v
     return seen
@@ -184,6 +184,13 @@ def writable_data_version(m: table_pb2.Manifest, where: str) -> str | None:
             f"lancelot reads and writes 2.x files only, and a dataset may not mix the two"
         )
     return found
+
+
+def check_files_agree(m: table_pb2.Manifest, where: str) -> None:
+    """Before a change: a manifest declaring the legacy version (or none) whose data files mix two
+    versions is refused, as pylance's commit refuses it (MixedFileVersionsError), before any file is read."""
+    if not (m.HasField("data_format") and m.data_format.version not in ("", LEGACY_DATA_VERSION)):
+        files_data_version(m, where)
 
 
 def fix_data_format(m: table_pb2.Manifest, where: str) -> None:

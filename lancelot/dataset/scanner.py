@@ -212,9 +212,10 @@ class LanceScanner:
         self._require_column()
         if self._schema is None:
             t = self.state.project(self.state.proj.with_empty_rows(self._empty_input()))
-            if self.nearest is not None and not self.no_distance:
-                at = len(self.state.proj.names) - self.state.proj.added
-                t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
+            if self.nearest is not None:
+                from lancelot.dataset.vector_search import scored
+
+                t = scored(self, t, np.empty(0), np.empty(0, np.int32))
             self._schema = self._bytes(t).schema
         return self._schema
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
 from lancelot.io.byte_source import ByteSource, CountingSource, MemorySource, Range, Staged, coalesce, coalesce_offsets
+from lancelot.io.counters import count_read
 
 __all__ = [
     "ByteSource",
@@ -74,6 +75,7 @@ class LocalFileSource(ByteSource):
         self.size = st.st_size
         if self.size <= KEEP_WHOLE_BYTES:
             whole = os.pread(self._fd, self.size, 0)
+            count_read(len(whole))
             if len(whole) == self.size:
                 self._kept = ((0, memoryview(whole)),)
 
@@ -89,7 +91,9 @@ class LocalFileSource(ByteSource):
         bytes object (whose pages, new mmap pages, all fault in on the copy: 28 MB read in 14 ms
         against 4 ms into recycled memory)."""
         if length < POOLED_READ_BYTES or not hasattr(os, "preadv"):
-            return os.pread(self._fd, length, offset)
+            data = os.pread(self._fd, length, offset)
+            count_read(len(data))
+            return data
         view = _pooled(length)
         got = 0
         while got < length:
@@ -97,6 +101,7 @@ class LocalFileSource(ByteSource):
             if n <= 0:
                 break
             got += n
+            count_read(n)
         return view[:got]
 
     def _read_cached(self, offset: int, length: int) -> bytearray | memoryview | None:
@@ -112,6 +117,7 @@ class LocalFileSource(ByteSource):
         except OSError:  # a file system without RWF_NOWAIT: hint and read as before
             self._nowait = False
             return None
+        count_read(n)
         return buf if n == length else None  # partly cached (or short): the plain read decides
 
     def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
@@ -331,6 +337,7 @@ class FsspecSource(ByteSource):
 
     def _read(self, offset: int, length: int) -> bytes:
         data: bytes = self._fs.cat_file(self._p, start=offset, end=offset + length)
+        count_read(len(data))
         if offset + length == self.size and len(data) == length and (not self._kept or offset < self._kept[0][0]):
             self._kept = ((offset, memoryview(data)),)  # the (longest) tail: metadata reads after open hit it
         return data

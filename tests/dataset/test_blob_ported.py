@@ -15,11 +15,6 @@ LIBS = {"pylance": lance, "lancelot": lancelot}
 BLOB = {"lance-encoding:blob": "true"}
 
 
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
-
-
 def _blob_table(values: list[bytes], idx: list[int]) -> pa.Table:
     schema = pa.schema([pa.field("blobs", pa.large_binary(), metadata=BLOB), pa.field("idx", pa.uint64())])
     return pa.table([pa.array(values, pa.large_binary()), pa.array(idx, pa.uint64())], schema=schema)
@@ -48,9 +43,7 @@ def test_blob_reject_invalid_col(lib) -> None:
         LIBS[lib].BlobColumn(pa.array([1, 2, 3]))
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("blob v1 (2.1) values are packed back to back (positions 0, 3, 6), not padded to 64 bytes as pylance's")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_blob_descriptions(tmp_path, lib) -> None:
     """The reference's positions 0, 64, 128 (buffers padded to 64 bytes) are blob v1's, at file version
     2.1 and before; pylance 14.0.2 writes 2.2 by default, whose descriptions (blob v2) the second part

@@ -16,18 +16,14 @@ from lance.lance import Compaction
 from lance.optimize import RewriteResult
 
 import lancelot
+import lancelot.optimize
 
 LIBS = {"pylance": lance, "lancelot": lancelot}
 
 
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
-
-
 def _compaction(lib: str):
-    """pylance's ``lance.lance.Compaction``, or lancelot's (not there yet: None)."""
-    return Compaction if lib == "pylance" else getattr(lancelot, "Compaction", None)
+    """pylance's ``lance.lance.Compaction``, or lancelot's ``lancelot.optimize.Compaction``."""
+    return Compaction if lib == "pylance" else lancelot.optimize.Compaction
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -67,7 +63,7 @@ def _fsl_table() -> pa.Table:
     return pa.table({"a": pa.FixedSizeListArray.from_arrays(pa.array(range(4 * 1024 * 1024)), 1024)})
 
 
-@pytest.mark.parametrize("lib", _gap("compact_files has no max_bytes_per_file option"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_optimize_max_bytes(tmp_path, lib) -> None:
     """The reference's compact_files parts (its Compaction.plan part: test_optimize_max_bytes_plan)."""
     mod = LIBS[lib]
@@ -93,9 +89,7 @@ def test_optimize_max_bytes(tmp_path, lib) -> None:
     assert len(ds.get_fragments()) == 2
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("Compaction.plan / task.execute / Compaction.commit (distributed compaction) are not there")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_optimize_max_bytes_plan(tmp_path, lib) -> None:
     """The reference's test_optimize_max_bytes, its Compaction.plan part."""
     mod, compaction = LIBS[lib], _compaction(lib)
@@ -135,9 +129,7 @@ def test_compact_with_write(tmp_path, lib) -> None:
     assert lance.dataset(base).count_rows() == rows * (num_frags * 2 + 1)
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("Compaction.plan / task.execute / Compaction.commit (distributed compaction) are not there")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_dataset_distributed_optimize(tmp_path, lib) -> None:
     mod, compaction = LIBS[lib], _compaction(lib)
     ds = mod.write_dataset(pa.table({"a": range(800), "b": range(800)}), tmp_path / "dataset", max_rows_per_file=200)

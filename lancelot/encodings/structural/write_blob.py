@@ -46,16 +46,42 @@ def check_blob_type(t: pa.DataType, name: str, max_rep: int) -> None:
 RELATIVE = pa.struct([("start", pa.uint64()), ("size", pa.uint64()), ("part", pa.int64())])
 
 
+#: out-of-line blob values start on this alignment (pylance's page buffer alignment)
+ALIGN = 64
+
+
+def padded(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values ``raw[starts[i] : starts[i] + sizes[i]]`` laid out as pylance writes out-of-line blob buffers:
+    each at a multiple of 64 bytes, padded with zeros to the next (no padding after the last); their starts in
+    the result and the result.  Empty values take no room (their start is the next value's)."""
+    slots = -(-sizes // ALIGN) * ALIGN
+    out_starts = np.zeros(len(sizes), np.int64)
+    np.cumsum(slots[:-1], out=out_starts[1:])
+    keep = np.flatnonzero(sizes > 0)
+    if not len(keep):
+        return out_starts, np.zeros(0, np.uint8)
+    out = np.zeros(int(out_starts[keep[-1]] + sizes[keep[-1]]), np.uint8)
+    for i in keep.tolist():  # one slice copy per value: cheaper than per-byte index arrays past ~100 bytes
+        o, s, n = int(out_starts[i]), int(starts[i]), int(sizes[i])
+        out[o : o + n] = raw[s : s + n]
+    return out_starts, out
+
+
 def blob_relative(values: pa.Array, part: int) -> tuple[pa.StructArray, np.ndarray | None]:
     """One batch of blob values as (start in the batch's bytes, size, batch number) and those bytes (None
-    when there are none): the bytes are written at once, the page keeps the small part."""
+    when there are none; each value 64-byte aligned in them, ``padded``): the bytes are written at once, the
+    page keeps the small part."""
     arr = storage(values)
     n = len(arr)
     offs = arrow_offsets(arr).astype(np.int64)
     valid = to_numpy(arr.is_valid()) if arr.null_count else np.ones(n, bool)
-    size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
-    start = (offs[:-1] - offs[0]).astype(np.uint64)
-    data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])] if int(size.sum()) else None
+    sizes = np.where(valid, offs[1:] - offs[:-1], 0)
+    size = sizes.astype(np.uint64)
+    data = None
+    start = np.zeros(n, np.uint64)
+    if int(sizes.sum()):
+        at, data = padded(np.frombuffer(arr.buffers()[2], np.uint8), offs[:-1], sizes)
+        start = at.astype(np.uint64)
     rel = pa.StructArray.from_arrays(
         [from_numpy(start), from_numpy(size), from_numpy(np.full(n, part, np.int64))],
         fields=list(RELATIVE),

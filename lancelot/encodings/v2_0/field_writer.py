@@ -16,6 +16,7 @@ from lancelot import field_metadata
 from lancelot.encodings.column_pages import ColumnPages
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
+from lancelot.encodings.structural.write_blob import padded
 from lancelot.encodings.v2_0 import column_count, is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
@@ -119,20 +120,22 @@ BLOB_DESCRIPTION = pa.struct([pa.field("position", pa.uint64(), False), pa.field
 
 class BlobWriter(LeafWriter):
     """A 2.0 blob column (``lance-encoding:blob`` on binary), as pylance writes it: each batch's bytes go
-    to the file at once, the pages hold PackedStruct descriptions (u64 position, u64 size; an empty value
-    (0, 0), a null (1, 0)) and the column encoding is ``blob`` (encodings_v2_0.proto ``Blob``)."""
+    to the file at once (each value 64-byte aligned, ``padded``), the pages hold PackedStruct descriptions
+    (u64 position, u64 size; an empty value (0, 0), a null (1, 0)) and the column encoding is ``blob``
+    (encodings_v2_0.proto ``Blob``)."""
 
     def append(self, arr: pa.Array) -> None:
         if len(arr) == 0:
             return
         offs = arrow_offsets(arr).astype(np.int64)
         valid = to_numpy(arr.is_valid()) if arr.null_count else np.ones(len(arr), bool)
-        size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
+        sizes = np.where(valid, offs[1:] - offs[:-1], 0)
+        size = sizes.astype(np.uint64)
         position = np.where(valid, 0, 1).astype(np.uint64)
-        if int(size.sum()):
-            data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
+        if int(sizes.sum()):
+            at, data = padded(np.frombuffer(arr.buffers()[2], np.uint8), offs[:-1], sizes)
             base, _ = self.out.write_buffer(data)
-            position = np.where(size > 0, np.uint64(base) + (offs[:-1] - offs[0]).astype(np.uint64), position)
+            position = np.where(size > 0, np.uint64(base) + at.astype(np.uint64), position)
         desc = pa.StructArray.from_arrays([from_numpy(position), from_numpy(size)], fields=list(BLOB_DESCRIPTION))
         super().append(desc)
 

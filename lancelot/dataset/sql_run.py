@@ -1,0 +1,261 @@
+"""Running a parsed SELECT (lancelot/dataset/sql_plan.py) over a dataset: the result table of ``LanceDataset.sql``.
+
+The scan does what it can: it reads only the columns the query names, applies WHERE as its filter
+and, for a query without grouping or ordering, LIMIT / OFFSET.  The rest runs on the scanned table
+with pyarrow: expressions (lancelot/sql's translator, typed as DataFusion types them), grouping and
+aggregates (``Table.group_by``), HAVING, DISTINCT, ORDER BY (``sort_by``, nulls placed per key),
+LIMIT / OFFSET.  The output's fields are nullable as DataFusion's are (lancelot/sql/nullability.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
+from lancelot.sql.errors import SqlError
+from lancelot.sql.nullability import nullable
+from lancelot.sql.translate import Translator
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+_ROW_COLUMNS = {"_rowid": "with_row_id", "_rowaddr": "with_row_address"}
+#: pyarrow's hash aggregate for each SQL aggregate
+_KERNELS = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "mean": "mean"}
+
+
+class _Typed:
+    """Expressions translated against one schema: their pyarrow expressions, types and nullability."""
+
+    def __init__(self, sql: str, schema: pa.Schema) -> None:
+        self.sql, self.schema = sql, schema
+
+    def __call__(self, node: exp.Expr, *, filter: bool = False) -> tuple[pc.Expression, pa.DataType, bool]:
+        t = Translator(self.sql, self.schema, "query")
+        if filter:
+            t.mark_boolean(node)
+        v = t.value(node)
+        if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
+            raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
+        return v.expr, v.type, nullable(t, node)
+
+
+def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
+    from lancelot.dataset.changes import evaluate
+
+    if not exprs:
+        return table.select([])
+    return evaluate(table, exprs)
+
+
+def _scan_schema(ds: LanceDataset, with_row_id: bool, with_row_addr: bool) -> pa.Schema:
+    schema = ds.schema
+    for name, on in (("_rowid", with_row_id), ("_rowaddr", with_row_addr)):
+        if on:
+            schema = schema.append(pa.field(name, pa.uint64()))
+    return schema
+
+
+def _columns(trees: list[exp.Expr | None], schema: pa.Schema) -> list[str]:
+    """The top-level columns of ``schema`` the trees name, in schema order."""
+    named = {str(c.parts[0].name) for t in trees if t is not None for c in t.find_all(exp.Column)}
+    return [n for n in schema.names if n in named]
+
+
+def run_select(
+    ds: LanceDataset, sql: str, table_name: str, *, with_row_id: bool = False, with_row_addr: bool = False
+) -> pa.Table:
+    """The result of the SELECT ``sql`` over ``ds`` (named ``table_name`` in FROM).
+
+    Args:
+        ds: The dataset (its version).
+        sql: The query.
+        table_name: The table name FROM gives.
+        with_row_id: The query may read ``_rowid`` (and ``*`` includes it).
+        with_row_addr: The query may read ``_rowaddr`` (and ``*`` includes it).
+
+    Returns:
+        The result, one table.
+
+    Raises:
+        SqlError: A query pylance refuses, or one outside the subset (``UnsupportedQueryError``).
+    """
+    schema = _scan_schema(ds, with_row_id, with_row_addr)
+    q = parse_select(sql, table_name, schema)
+    typed = _Typed(sql, schema)
+    where = typed(q.where, filter=True)[0] if q.where is not None else None
+    grouped = q.is_aggregate()
+    plain = not grouped and not q.distinct and not q.order
+    if q.qualifier is None:  # SELECT 1: one row, no columns
+        base = pa.table({"_": [None]}).select([])
+        if where is not None:
+            raise SqlError(f"WHERE needs a table (FROM) in {sql!r}")
+    else:
+        trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
+        columns = _columns(trees, schema)
+        options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
+        if where is not None and with_row_id:
+            options["with_row_id"] = True
+        if where is not None and with_row_addr:
+            options["with_row_address"] = True
+        if plain:
+            options.update(limit=q.limit, offset=q.offset or None)
+        scanned = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options).to_table()
+        base = scanned.select(columns)
+    out, fields, hidden = (_aggregate if grouped else _rows)(q, base, typed)
+    if q.distinct:
+        if hidden:
+            raise SqlError(f"for SELECT DISTINCT, ORDER BY expressions must appear in the select list ({sql!r})")
+        out = out.group_by([f.name for f in fields], use_threads=False).aggregate([])
+    if q.order:
+        out = _sort(out, q, fields)
+    if not plain and (q.limit is not None or q.offset):
+        out = out.slice(q.offset, q.limit)
+    return pa.Table.from_arrays([out.column(f.name) for f in fields], schema=pa.schema(fields))
+
+
+def _rows(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
+    """The output expressions (and the ORDER BY keys not among them, hidden) over the scanned rows."""
+    exprs, fields = {}, []
+    for name, node in q.items:
+        e, t, null = typed(node)
+        exprs[name] = e
+        fields.append(pa.field(name, t, null))
+    hidden = _order_keys(q, exprs, lambda n: typed(n)[0])
+    return _project(base, exprs), fields, hidden
+
+
+def _order_keys(q: Select, exprs: dict[str, pc.Expression], value: Callable[[exp.Expr], pc.Expression]) -> list[str]:
+    """Add to ``exprs`` the ORDER BY terms that are not output columns (named ``\\x00order{i}``)."""
+    hidden = []
+    for i, (node, _, _) in enumerate(q.order):
+        if _output_of(q, node) is None:
+            name = f"\x00order{i}"
+            exprs[name] = value(node)
+            hidden.append(name)
+    return hidden
+
+
+def _output_of(q: Select, node: exp.Expr) -> str | None:
+    """The output column ``node`` is (the same expression), if any."""
+    key = node.sql()
+    return next((n for n, e in q.items if e is node or e.sql() == key), None)
+
+
+def _sort(out: pa.Table, q: Select, fields: list[pa.Field]) -> pa.Table:
+    keys: list[tuple[str, str]] = []
+    for i, (node, desc, nulls_first) in enumerate(q.order):
+        name = _output_of(q, node) or f"\x00order{i}"
+        flag = f"\x00null{i}"
+        out = out.append_column(flag, pc.is_null(out.column(name)))
+        keys += [(flag, "descending" if nulls_first else "ascending"), (name, "descending" if desc else "ascending")]
+    return out.sort_by(keys)
+
+
+def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
+    """Group ``base`` by the GROUP BY keys, compute the aggregates, keep the groups HAVING accepts, and evaluate
+    the output expressions (and hidden ORDER BY keys) over the groups."""
+    group = q.group or []
+    keys = {g.sql(): f"\x00key{i}" for i, g in enumerate(group)}
+    args: dict[str, pc.Expression] = {}
+    key_fields = []
+    for g in group:
+        if any(is_aggregate(n) for n in g.walk()):
+            raise SqlError(f"an aggregate in GROUP BY ({g.sql()}) in {q.sql!r}")
+        e, t, null = typed(g)
+        args[keys[g.sql()]] = e
+        key_fields.append(pa.field(keys[g.sql()], t, null))
+    calls: dict[str, tuple[str, Any, pa.Field]] = {}  # aggregate text -> its column, pyarrow aggregation, field
+    trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
+    for tree in trees:
+        for node in tree.walk():
+            if isinstance(node, exp.Anonymous) and is_aggregate(node) and node.sql() not in calls:
+                calls[node.sql()] = _aggregation(q, node, len(calls), args, typed)
+    grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
+    try:
+        table = grouped.aggregate([spec for _, spec, _ in calls.values()])
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
+        raise SqlError(f"cannot compute the aggregates of {q.sql!r}: {e}") from None
+    agg_fields = [f for _, _, f in calls.values()]
+    key_names = {f.name for f in key_fields}
+    # the aggregates' columns, in the order asked (pyarrow puts the keys first or last, by version)
+    results = [i for i, n in enumerate(table.schema.names) if n not in key_names]
+    cols = [table.column(i).cast(f.type) for i, f in zip(results, agg_fields, strict=True)]
+    cols += [table.column(f.name) for f in key_fields]
+    table = pa.Table.from_arrays(cols, schema=pa.schema(agg_fields + key_fields))
+    over = _Typed(q.sql, table.schema)
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        def swap(n: exp.Expr) -> exp.Expr:
+            if is_aggregate(n):
+                return exp.column(calls[n.sql()][0], quoted=True)
+            k = keys.get(n.sql())
+            return exp.column(k, quoted=True) if k is not None else n
+
+        out = node.transform(swap)
+        stray = next((c for c in out.find_all(exp.Column) if not str(c.name).startswith("\x00")), None)
+        if stray is not None:
+            raise SqlError(
+                f"Error during planning: column {stray.sql()} must appear in the GROUP BY clause or be part of an "
+                f"aggregate function (in {q.sql!r})"
+            )
+        return out
+
+    if q.having is not None:
+        table = table.filter(_project(table, {"h": over(rewrite(q.having), filter=True)[0]}).column("h"))
+    exprs, fields = {}, []
+    for name, node in q.items:
+        value, t, null = over(rewrite(node))
+        exprs[name] = value
+        fields.append(pa.field(name, t, null))
+    hidden = _order_keys(q, exprs, lambda n: over(rewrite(n))[0])
+    return _project(table, exprs), fields, hidden
+
+
+def _aggregation(
+    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed
+) -> tuple[str, Any, pa.Field]:
+    """One aggregate call: its argument added to ``args``, its pyarrow aggregation and its result field."""
+    fn = str(node.name).lower()
+    col = f"\x00agg{j}"
+    operands = node.expressions
+    distinct = len(operands) == 1 and isinstance(operands[0], exp.Distinct)
+    if distinct:
+        operands = operands[0].expressions
+    if len(operands) != 1:
+        raise SqlError(f"{fn} takes one argument, not {len(operands)}: {node.sql()} in {q.sql!r}")
+    arg = operands[0]
+    if fn == "count" and not distinct and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal))):
+        return col, ([], "count_all"), pa.field(col, pa.int64(), False)
+    if isinstance(arg, exp.Star):
+        raise SqlError(f"{fn}(*) is not an aggregate ({q.sql!r})")
+    if distinct and fn != "count":
+        from lancelot.dataset.sql_plan import UnsupportedQueryError
+
+        raise UnsupportedQueryError(f"lancelot's LanceDataset.sql does not run {fn}(DISTINCT ...) (in {q.sql!r})")
+    e, t, _ = typed(arg)
+    args[col] = e
+    if fn == "count":
+        kernel = "count_distinct" if distinct else "count"
+        return col, (col, kernel, pc.CountOptions("only_valid")), pa.field(col, pa.int64(), False)
+    return col, (col, _KERNELS[fn], None), pa.field(col, _result_type(fn, t, q, node), True)
+
+
+def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
+    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits and floats to float64, avg is
+    float64, min and max keep ``t``."""
+    if fn in ("min", "max"):
+        return t
+    numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
+    if not numeric:
+        raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
+    if fn in ("avg", "mean"):
+        return pa.float64()
+    if pa.types.is_floating(t):
+        return pa.float64()
+    return pa.uint64() if pa.types.is_unsigned_integer(t) else pa.int64()

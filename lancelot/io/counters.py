@@ -1,0 +1,47 @@
+"""Process-wide read counters: pylance's ``lance.iops_counter`` and ``lance.bytes_read_counter``.
+
+Every read request of a data file's bytes (data files, blob files) is counted once it returns, with the bytes it
+brought: a local ``pread``/``preadv`` (a page-cache probe that fails reads nothing and is not counted), an object
+store's ranged or whole GET.  Manifests, deletion files and other metadata are not counted, nor reads served from
+memory already read (pylance counts its I/O scheduler's requests only).  Both counters only grow, from 0 at import.
+
+Each thread adds to a cell of its own (``[requests, bytes]``, written by that thread only): no lock on the read path,
+which a take crosses a dozen times; the counters are the sums over every cell, those of finished threads included."""
+
+from __future__ import annotations
+
+import threading
+
+_local = threading.local()
+_cells: list[list[int]] = []
+_lock = threading.Lock()  # (appending a cell)
+
+
+def count_read(nbytes: int) -> None:
+    """Count one read request that brought ``nbytes`` bytes."""
+    try:
+        cell: list[int] = _local.cell
+    except AttributeError:
+        cell = _local.cell = [0, 0]
+        with _lock:
+            _cells.append(cell)
+    cell[0] += 1
+    cell[1] += nbytes
+
+
+def iops_counter() -> int:
+    """The number of read requests of data file bytes made by this process so far (see the module docstring).
+
+    Returns:
+        The count (it only grows).
+    """
+    return sum(c[0] for c in tuple(_cells))
+
+
+def bytes_read_counter() -> int:
+    """The number of data file bytes read by this process so far (see the module docstring).
+
+    Returns:
+        The count (it only grows).
+    """
+    return sum(c[1] for c in tuple(_cells))
