@@ -198,7 +198,7 @@ def _held(ds: LanceDataset, counted: set[int], *, shared: bool) -> int:
     from lancelot.dataset import deletion, open_files
     from lancelot.dataset.fragment_columns import check_relative_path
 
-    total = sum(_object_bytes(v) for _, v in ds.file_shapes._memo.values())
+    total = sum(_object_bytes(v) for v in ds.file_shapes.values())
     arrays = [f._deleted for f in ds.snapshot.fragments or [] if f._deleted is not None]
     if shared:
         options = repr(sorted(ds.storage_options.items())) if ds.storage_options else "[]"
