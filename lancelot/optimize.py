@@ -364,5 +364,5 @@ class Compaction:
             by_id = {v: {f.fragment_id: f for f in ds.get_fragments()} for v, ds in at.items()}
             remap = [[by_id[r.read_version][f.id] for f in r.original_fragments] for r in rewrites]
         metrics = commit_compaction(read, written, remap, opts.defer_index_remap)
-        dataset._move_to(dataset.latest_version)
+        dataset.move_to(dataset.latest_version)
         return metrics

@@ -148,7 +148,7 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
         live = np.ones(n, dtype=bool)
         live[deleted] = False
         return np.flatnonzero(live).astype(np.int64)
-    cols = filter_columns(predicate, frag._ds.schema.names)
+    cols = filter_columns(predicate, frag.dataset.schema.names)
     t = frag.read_physical(cols, 0, n).append_column("__lancelot_pos", pa.array(np.arange(n, dtype=np.int64)))
     if len(deleted):
         mask = np.ones(n, dtype=bool)
@@ -417,7 +417,7 @@ def delete(
         return commit_change(cur, txn, build_delete(dels.updated, dels.removed, cur.uri)), dels.count
 
     (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version, committed)
+    ds.move_to(version, committed)
     return DeleteResult(ds, count)
 
 
@@ -491,7 +491,7 @@ def update(
         return commit_change(cur, txn, build), sum(int(nf.frag.physical_rows) for nf in new_frags)
 
     (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version, committed)
+    ds.move_to(version, committed)
     return {"num_rows_updated": count}
 
 
@@ -504,4 +504,4 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     new = write_version(
         data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
     )  # (the dataset and its commit lock)
-    ds._move_to(new.version)
+    ds.move_to(new.version)

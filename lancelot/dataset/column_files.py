@@ -76,7 +76,7 @@ def merge_transaction(
 
 def commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]) -> None:
     txn, build = merge_transaction(ds, frags, fields)
-    ds._move_to(*commit_change(ds, txn, build))
+    ds.move_to(*commit_change(ds, txn, build))
 
 
 def commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
@@ -99,7 +99,7 @@ def commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
         txn.project.schema.extend(fields)
         return commit_change(cur, txn, build_project(fields, None, cur.uri))
 
-    ds._move_to(*retrying(ds, 1, attempt))
+    ds.move_to(*retrying(ds, 1, attempt))
 
 
 # -- new data files per fragment --------------------------------------------------------------------

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.commit_options import check_deadline
+from lancelot.dataset.commit_options import check_deadline, create_manifest
 from lancelot.dataset.deletion import rebase_deletions
 from lancelot.dataset.manifest import (
     HINT_FILE,
@@ -461,7 +461,7 @@ def commit_manifest(
         target = f"{VERSIONS_DIR}/{manifest_name(version, used)}"
         attempted.add(version)
         try:
-            store.put_if_not_exists(target, data)
+            create_manifest(store, target, version, data)
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
         now = versions.adding(version, manifest_name(version, used))

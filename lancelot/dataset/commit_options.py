@@ -12,6 +12,7 @@ without an atomic create and costs nothing on those with one.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as _dt
 import sys
@@ -22,7 +23,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from lancelot.dataset.manifest import VERSIONS_DIR, parse_manifest_name
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import LanceError, LanceValueError, _OSErrorMessage
 from lancelot.format.pb import transaction_pb2
@@ -53,39 +53,35 @@ def check_commit_lock(commit_lock: Any) -> None:
         raise TypeError(f"commit_lock must be a function, got {type(commit_lock)}")
 
 
-class LockedStore(ObjectStore):
-    """The dataset's store, with each manifest creation under ``_versions/`` done inside the user's
-    commit lock for its version (every other object written as the store does)."""
+def create_manifest(store: ObjectStore, path: str, version: int, data: bytes) -> None:
+    """Create ``version``'s manifest at ``path`` (``put_if_not_exists``), inside the store's commit lock for that
+    version when it has one (``with_commit_lock``).
 
-    def __init__(self, store: ObjectStore, commit_lock: CommitLock) -> None:  # noqa: D107 - a view of ``store``
-        self.__dict__.update(store.__dict__)
-        self._commit_lock = commit_lock
-
-    def put_if_not_exists(self, path: str, data: bytes) -> None:
-        name = path.rsplit("/", 1)[-1]
-        parsed = parse_manifest_name(name) if path.startswith(f"{VERSIONS_DIR}/") else None
-        version = parsed[0] if parsed is not None else detached_version_of(name)
-        if version is None:
-            super().put_if_not_exists(path, data)
-            return
+    Raises:
+        FileExistsError: Another writer created it first.
+        CommitLockError: The lock raised on taking or releasing (an OSError).
+    """
+    if store.commit_lock is None:
+        store.put_if_not_exists(path, data)
+        return
+    try:
+        lease = store.commit_lock(version)
+        lease.__enter__()
+    except Exception as e:
+        raise CommitLockError.of(e) from e
+    try:
+        store.put_if_not_exists(path, data)
+    except BaseException:
         try:
-            lease = self._commit_lock(version)
-            lease.__enter__()
+            if lease.__exit__(*sys.exc_info()):
+                return
         except Exception as e:
             raise CommitLockError.of(e) from e
-        try:
-            super().put_if_not_exists(path, data)
-        except BaseException:
-            try:
-                if lease.__exit__(*sys.exc_info()):
-                    return
-            except Exception as e:
-                raise CommitLockError.of(e) from e
-            raise
-        try:
-            lease.__exit__(None, None, None)
-        except Exception as e:
-            raise CommitLockError.of(e) from e
+        raise
+    try:
+        lease.__exit__(None, None, None)
+    except Exception as e:
+        raise CommitLockError.of(e) from e
 
 
 class CommitLockError(_OSErrorMessage, LanceError, OSError):
@@ -101,13 +97,17 @@ def lock_of(dataset: Any) -> CommitLock | None:
     """The commit lock a dataset object was opened with (``lancelot.dataset(uri, commit_lock=...)``),
     if ``dataset`` is one: writes through it (``write_dataset(data, ds)``, ``ds.insert``) take it."""
     store = getattr(dataset, "store", None)
-    return store._commit_lock if isinstance(store, LockedStore) else None
+    return store.commit_lock if isinstance(store, ObjectStore) else None
 
 
 def with_commit_lock(store: ObjectStore, commit_lock: CommitLock | None) -> ObjectStore:
-    """``store`` itself, or a view of it whose commits take ``commit_lock``."""
+    """``store`` itself, or a copy of it (sharing its file system) whose commits take ``commit_lock``."""
     check_commit_lock(commit_lock)
-    return LockedStore(store, commit_lock) if commit_lock else store
+    if not commit_lock:
+        return store
+    locked = copy.copy(store)
+    locked.commit_lock = commit_lock
+    return locked
 
 
 # -- detached versions (table format: a version outside the lineage, top bit set) --------------------
@@ -123,12 +123,6 @@ def is_detached(version: int) -> bool:
 def detached_manifest_name(version: int) -> str:
     """``d{version}.manifest``: after every attached manifest in a listing, and skipped by it."""
     return f"d{int(version)}.manifest"
-
-
-def detached_version_of(name: str) -> int | None:
-    if name.startswith("d") and name.endswith(".manifest") and name[1 : -len(".manifest")].isdigit():
-        return int(name[1 : -len(".manifest")])
-    return None
 
 
 # -- commit_timeout: how long a commit, its retries included, may take (pylance's CommitBuilder timeout)

@@ -5,9 +5,11 @@ fragments, minus deleted rows.  ``delete`` commits a new version."""
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -18,14 +20,15 @@ from lancelot.dataset.dataset_maintenance import MaintenanceMixin
 from lancelot.dataset.dataset_metadata import MetadataMixin
 from lancelot.dataset.dataset_rows import RowsMixin
 from lancelot.dataset.dataset_scans import ScansMixin
-from lancelot.dataset.dataset_versions import VersionsMixin
+from lancelot.dataset.dataset_versions import VersionsMixin, listed
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_columns import check_relative_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
-from lancelot.dataset.manifest import ManifestFile, check_reader_flags
+from lancelot.dataset.manifest import ManifestFile
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.open_files import open_data_file
+from lancelot.dataset.snapshot import Snapshot
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
@@ -34,6 +37,10 @@ if TYPE_CHECKING:
     from lancelot.dataset.session import FileCache
     from lancelot.dataset.sql_query import SqlQueryBuilder
     from lancelot.reader import LanceFile
+
+#: the listing of versions and the manifest a commit just made (or a version read by name)
+Committed = tuple[Versions, ManifestFile]
+Asof = _dt.datetime | str | None
 
 
 class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataMixin, MaintenanceMixin):
@@ -63,8 +70,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         *,
         asof: _dt.datetime | str | None = None,
         storage_options: dict[str, Any] | None = None,
+        default_scan_options: dict[str, Any] | None = None,
         _store: ObjectStore | None = None,
-        _committed: tuple[Versions, ManifestFile] | None = None,
+        _committed: Committed | None = None,
     ) -> None:
         """Open the dataset at ``uri`` (prefer [`lancelot.dataset`][lancelot.dataset.dataset.dataset]).
 
@@ -73,6 +81,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             version: A version number or a tag name; None for the latest version.
             asof: Open the newest version committed at or before this time (a datetime or an ISO string).
             storage_options: Options for the object store (credentials, endpoint, region).
+            default_scan_options: ``scanner`` options every scan of this object starts from (``dataset``'s).
 
         Raises:
             DatasetNotFoundError: No manifest under ``uri/_versions/`` (a ``FileNotFoundError``).
@@ -81,48 +90,82 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
-        if _committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
-            _committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
-        elif _committed is None and asof is None and version is None:
-            _committed = latest_by_hint(self._store, self.uri)
-        # (_committed: the listing and manifest a commit just made, or the version asked for, read by name)
-        self._versions: Versions = _committed[0] if _committed else list_versions(self._store, self.uri)
-        if self._versions.latest is None:
+        #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)
+        self._default_scan_options = default_scan_options
+        #: the version shown: replaced, never changed, when an operation moves this object on (``move_to``)
+        self._state = self._read(version, asof, _committed)
+
+    def _read(self, version: int | str | None, asof: Asof, committed: Committed | None) -> Snapshot:
+        """The snapshot of ``version`` (a tag, or as of a time; None: the latest).  ``committed``: the listing and
+        manifest a commit just made, or the version asked for, read by name."""
+        if committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
+            committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
+        elif committed is None and asof is None and version is None:
+            committed = latest_by_hint(self._store, self.uri)
+        versions = committed[0] if committed else list_versions(self._store, self.uri)
+        if versions.latest is None:
             e = DatasetNotFoundError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
             e.filename = self.uri
             raise e
         if version is None and asof is not None:
             version = self._version_asof(asof)
-        v = self._versions.latest if version is None else self._resolve_version(version)
-        if _committed and _committed[1].manifest.version == v:
-            self._mf = _committed[1]
+        if version is None:
+            v = versions.latest
+        elif isinstance(version, str) and not version.isdigit():
+            v = self.tags.get_version(version)
         else:
-            self._mf = load_manifest(self._store, self.uri, self._versions, v)
-        self.manifest: table_pb2.Manifest = self._mf.manifest
-        self.version: int = int(self.manifest.version)
-        check_reader_flags(self.manifest, f"dataset {self.uri!r} version {self.version}")
-        self._schema: pa.Schema | None = None  # built on first use (count_rows needs none)
-        self._index_fields()
-        self._bases: dict[int, ObjectStore] = {}
-        #: what is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)
-        self.file_shapes = IdentityMemo(512)
-        self._fragment_list: list[Fragment] | None = None  # built on first use (count_rows needs none)
-        #: the live row count, once ``count_rows`` asked (from the manifest when every fragment's entry gives
-        #: it, else counted): a commit's returned dataset and a take never walk every fragment for it
-        self._live_rows: int | None = None
-        #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)
-        self._default_scan_options: dict[str, Any] | None = None
+            v = int(version)
+            versions = listed(self._store, self.uri, versions, v)
+        if committed and committed[1].manifest.version == v:
+            return Snapshot.read(versions, committed[1], self.uri)
+        return Snapshot.read(versions, load_manifest(self._store, self.uri, versions, v), self.uri)
+
+    def move_to(self, version: int, committed: Committed | None = None) -> None:
+        """Show ``version`` from now on (lancelot's own: the operations that commit move the object they are called
+        on, as pylance's do): the object's snapshot is replaced by that version's.
+
+        Args:
+            version: A version of the dataset.
+            committed: The listing and manifest the commit of ``version`` made (not read back).
+        """
+        from lancelot.dataset.session import reattach
+
+        self._state = self._read(version, None, committed)
+        reattach(self)  # (a session's policy for the new snapshot)
 
     @property
-    def _fragments(self) -> list[Fragment]:
-        """The version's Fragment objects, built on first use: opening a dataset of thousands of fragments and counting
-        its rows builds none (a race builds two lists; one is kept)."""
-        frags = self._fragment_list
+    def manifest(self) -> table_pb2.Manifest:
+        """This version's ``Manifest`` message (lancelot's own: read it, never change it)."""
+        return self._state.manifest
+
+    @property
+    def version(self) -> int:
+        """This object's version number."""
+        return self._state.version
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The version shown, as read (lancelot's own): its manifest, the listing it was found in, and what is built
+        from them so far (fragments, schema...); ``move_to`` replaces it."""
+        return self._state
+
+    @property
+    def file_shapes(self) -> IdentityMemo:
+        """What is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)."""
+        return self._state.file_shapes
+
+    @property
+    def fragments(self) -> list[Fragment]:
+        """The version's Fragment objects, built on first use and shared (not copied, unlike ``get_fragments``):
+        opening a dataset of thousands of fragments and counting its rows builds none (a race builds two lists; one is
+        kept)."""
+        state = self._state
+        frags = state.fragments
         if frags is None:
-            frags = [Fragment(self, f) for f in self.manifest.fragments]
-            if self._fragment_list is None:
-                self._fragment_list = frags
-            frags = self._fragment_list
+            frags = [Fragment(self, f) for f in state.manifest.fragments]
+            if state.fragments is None:
+                state.fragments = frags
+            frags = state.fragments
         return frags
 
     @property
@@ -133,13 +176,13 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     @property
     def manifest_file(self) -> ManifestFile:
         """This version's manifest file as read: its ``Manifest`` message and raw index section."""
-        return self._mf
+        return self._state.manifest_file
 
     def read_as_latest(self) -> tuple[Versions, ManifestFile] | None:
         """This version and its manifest, when a fresh read of the version hint says it is still the
         latest (``still_latest``): a commit builds on them without listing ``_versions/``.  Should
         another writer commit meanwhile, creating the manifest fails and the commit lists."""
-        return still_latest(self._store, self._versions, self._mf)
+        return still_latest(self._store, self._state.versions, self._state.manifest_file)
 
     @property
     def schema(self) -> pa.Schema:
@@ -147,42 +190,25 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         their scan (``_rowid`` added by ``with_row_id``...), as pylance's."""
         if self._default_scan_options is not None:
             return self.scanner().projected_schema
-        if self._schema is None:
+        state = self._state
+        if state.schema is None:
             try:
-                self._schema = manifest_schema(self.manifest)
+                state.schema = manifest_schema(state.manifest)
             except LanceError as e:
                 raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
-        return self._schema
+        return state.schema
 
     def _without_scan_defaults(self) -> LanceDataset:
         """This version without default scan options, what their scans read: its schema is the stored one (a view
         sharing the opened manifest and files; its fragments are its own)."""
-        view = object.__new__(type(self))
-        view.__dict__.update(self.__dict__, _default_scan_options=None, _fragment_list=None)
+        view = copy.copy(self)
+        view._default_scan_options, view._state = None, replace(self._state, fragments=None)
         return view
-
-    def _index_fields(self) -> None:
-        """Check the schema's field tree and note the top-level field name of every field id."""
-        parent = {int(f.id): int(f.parent_id) for f in self.manifest.fields}
-        name = {int(f.id): f.name for f in self.manifest.fields}
-        self._top_of_id: dict[int, str] = {}
-        where = f"dataset {self.uri!r} version {self.version}: schema"
-        if len(parent) != len(self.manifest.fields):
-            raise CorruptFileError(f"{where}: field ids repeat")
-        for fid, p in parent.items():
-            if p != -1 and p not in parent:
-                raise CorruptFileError(f"{where}: field {fid} names parent {p}, which is not in the schema")
-        for fid in parent:
-            top, hops = fid, 0
-            while parent.get(top, -1) != -1 and hops < 256:
-                top, hops = parent[top], hops + 1
-            if parent.get(top, -1) == -1:
-                self._top_of_id[fid] = name[top]
 
     @property
     def top_field_names(self) -> Mapping[int, str]:
         """The top-level field's name of each field id of the schema (a nested field's: its top-level ancestor's)."""
-        return self._top_of_id
+        return self._state.top_of_id
 
     def base_store(self, file: table_pb2.DataFile | table_pb2.DeletionFile, where: str) -> tuple[ObjectStore, str]:
         """The store holding a data or deletion file of this version, and the prefix of its path there: the dataset's
@@ -207,10 +233,11 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         bp = next((b for b in self.manifest.base_paths if b.id == base_id), None)
         if bp is None:
             raise CorruptFileError(f"{where}: base path id {base_id} is not declared by the manifest")
-        store = self._bases.get(base_id)
+        bases = self._state.bases
+        store = bases.get(base_id)
         if store is None:
             try:
-                store = self._bases[base_id] = ObjectStore(bp.path, self.storage_options)
+                store = bases[base_id] = ObjectStore(bp.path, self.storage_options)
             except LanceError as e:
                 raise LanceError(f"{where}: base path {bp.path!r}: {e}") from None
         return store, f"{DATA_DIR}/" if bp.is_dataset_root else ""
@@ -234,13 +261,6 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         if self._file_cache is not None:
             return self._file_cache.open(store, path, where, self.storage_options)
         return open_data_file(store, path, where, self.storage_options)
-
-    def _move_to(self, version: int, committed: tuple[Versions, ManifestFile] | None = None) -> None:
-        """``VersionsMixin._move_to``, keeping the object's session (lancelot/dataset/session.py)."""
-        from lancelot.dataset.session import reattach
-
-        super()._move_to(version, committed)
-        reattach(self)
 
     def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
         from lancelot.dataset.session import session_of
@@ -271,10 +291,10 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         from lancelot.dataset.manifest import migrate_names_v2
 
         migrate_names_v2(self._store)
-        self._versions = list_versions(self._store, self.uri)
+        self._state.versions = list_versions(self._store, self.uri)
 
     def __repr__(self) -> str:
-        return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
+        return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self.manifest.fragments)})"
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """The Arrow C stream of a full scan: a dataset is data to write, or to hand to any Arrow consumer (as pylance's
@@ -346,8 +366,8 @@ def dataset(
         from lancelot.dataset.commit_options import with_commit_lock
 
         store = with_commit_lock(ObjectStore(uri, storage_options), commit_lock)
-    ds = LanceDataset(uri, version, asof=asof, storage_options=storage_options, _store=store)
-    ds._default_scan_options = default_scan_options
+    scans, options = default_scan_options, storage_options
+    ds = LanceDataset(uri, version, asof=asof, storage_options=options, default_scan_options=scans, _store=store)
     if session is not None or metadata_cache_size_bytes is not None or index_cache_size_bytes is not None:
         from lancelot.dataset.session import open_with_session
 
@@ -358,6 +378,4 @@ def dataset(
 def _reopen(
     uri: str, version: int, storage_options: dict[str, Any] | None, scan_options: dict[str, Any] | None = None
 ) -> LanceDataset:
-    ds = LanceDataset(uri, version, storage_options=storage_options)
-    ds._default_scan_options = scan_options
-    return ds
+    return LanceDataset(uri, version, storage_options=storage_options, default_scan_options=scan_options)

@@ -51,7 +51,7 @@ class MaintenanceMixin:
         metrics = compact_files(self, **options)
         latest = self.latest_version
         if latest != before:  # like pylance: this object moves on to the compacted version
-            self._move_to(latest)
+            self.move_to(latest)
         return metrics
 
     @property

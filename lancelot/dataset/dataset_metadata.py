@@ -52,7 +52,7 @@ class MetadataMixin:
         Args:
             keys: The keys to remove (absent keys are ignored).
         """
-        self._move_to(*commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
+        self.move_to(*commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
 
     def update_metadata(self: LanceDataset, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set or remove table metadata keys, as one new version.
@@ -92,7 +92,7 @@ class MetadataMixin:
         self: LanceDataset, updates: str, what: str, values: dict[str, str | None], replace: bool
     ) -> None:
         """Commit one UpdateConfig whose string-map ``updates`` sets ``values`` (None: remove the key)."""
-        self._move_to(*commit_update_config(self, **{updates: update_map(string_map(values, what), replace)}))
+        self.move_to(*commit_update_config(self, **{updates: update_map(string_map(values, what), replace)}))
 
     def update_field_metadata(
         self: LanceDataset, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False
@@ -108,7 +108,7 @@ class MetadataMixin:
             ValueError: A path or id names no field of the schema.
         """
         maps = field_metadata_maps(self, field_updates, replace)
-        self._move_to(*commit_update_config(self, field_metadata_updates=maps))
+        self.move_to(*commit_update_config(self, field_metadata_updates=maps))
 
     def replace_schema(self: LanceDataset, schema: Any) -> None:
         """Refused, as pylance refuses it (pyarrow's ``Dataset.replace_schema``): a Lance schema changes by
@@ -212,7 +212,7 @@ class MetadataMixin:
         """
         from lancelot.dataset.index_build import create_scalar_index
 
-        self._move_to(
+        self.move_to(
             *create_scalar_index(
                 self, column, index_type, name, replace=replace, fragment_ids=fragment_ids, index_uuid=index_uuid
             )
@@ -226,7 +226,7 @@ class MetadataMixin:
         """
         from lancelot.dataset.index_build import drop_index
 
-        self._move_to(*drop_index(self, name))
+        self.move_to(*drop_index(self, name))
 
     def describe_indices(self: LanceDataset) -> list[IndexDescription]:
         """The indices of this version by name, with their segments (pylance's ``describe_indices``).

@@ -38,9 +38,6 @@ disable_scoring_autoprojection"
 class ScansMixin:
     """LanceDataset's scans (mixed into ``LanceDataset``; see dataset/dataset.py)."""
 
-    #: the live row count, once known (from the manifest when it says, else counted; None: not yet asked)
-    _live_rows: int | None
-
     def get_fragments(self: LanceDataset, filter: pc.Expression | None = None) -> list[Fragment]:
         """The fragments of this version, in order.
 
@@ -52,7 +49,7 @@ class ScansMixin:
         """
         if filter is not None:
             raise LanceValueError("get_fragments() does not support filter yet")
-        return list(self._fragments)
+        return list(self.fragments)
 
     def __len__(self: LanceDataset) -> int:
         return self.count_rows()
@@ -67,9 +64,9 @@ class ScansMixin:
             The [`LanceFragment`][lancelot.dataset.fragment.Fragment], or None when this version has no
             fragment of that id.
         """
-        if self._fragment_list is None:  # one Fragment, not one per fragment of the version
+        if self._state.fragments is None:  # one Fragment, not one per fragment of the version
             return next((Fragment(self, f) for f in self.manifest.fragments if f.id == fragment_id), None)
-        return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
+        return next((f for f in self.fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self: LanceDataset, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
         """The number of live (not deleted) rows, or of those matching ``filter``.
@@ -92,11 +89,12 @@ class ScansMixin:
             (10, 3)
         """
         if filter is None and not kwargs:
-            if self._live_rows is None:
-                self._live_rows = manifest_live_rows(self.manifest)
-            if self._live_rows is None:
-                self._live_rows = sum(f.count_rows() for f in self._fragments)
-            return self._live_rows
+            state = self._state
+            if state.live_rows is None:
+                state.live_rows = manifest_live_rows(state.manifest)
+            if state.live_rows is None:
+                state.live_rows = sum(f.count_rows() for f in self.fragments)
+            return state.live_rows
         from lancelot.sql.errors import CountFilterError, SqlError
 
         try:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from lancelot.dataset.commit import Versions
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.lance_operation import LanceOperation
-    from lancelot.dataset.manifest import ManifestFile
     from lancelot.dataset.refs import Tags
+    from lancelot.dataset.store import ObjectStore
     from lancelot.dataset.transaction_api import LanceSchema, Transaction
     from lancelot.dataset.writing import Committed
 
@@ -32,18 +32,22 @@ Options = dict[str, Any] | None
 class VersionsMixin:
     """LanceDataset's versions and tags (mixed into ``LanceDataset``; see dataset/dataset.py)."""
 
-    def _resolve_version(self: LanceDataset, version: int | str) -> int:
-        """A version number, or the version a tag names."""
+    def resolve_version(self: LanceDataset, version: int | str) -> int:
+        """The version a number or a tag names (lancelot's own).
+
+        Args:
+            version: A version number (as an int or digits) or a tag name.
+
+        Returns:
+            The version number.
+
+        Raises:
+            ValueError: No such version (the listing of ``_versions/`` re-read first) or tag.
+        """
         if isinstance(version, str) and not version.isdigit():
             return self.tags.get_version(version)
         v = int(version)
-        if v not in self._versions.names:
-            self._versions = list_versions(self._store, self.uri)
-            if v not in self._versions.names:
-                raise VersionNotFoundError(
-                    f"dataset {self.uri!r}: version {v} does not exist "
-                    f"(versions: {sorted(self._versions.names)[:20]}{'...' if len(self._versions.names) > 20 else ''})"
-                )
+        self._state.versions = listed(self._store, self.uri, self._state.versions, v)
         return v
 
     def _version_asof(self: LanceDataset, asof: _dt.datetime | str) -> int:
@@ -56,14 +60,14 @@ class VersionsMixin:
             raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
         return found
 
-    def _version_names(self: LanceDataset) -> dict[int, str]:
-        self._versions = list_versions(self._store, self.uri)
-        return self._versions.names
+    def version_names(self: LanceDataset) -> dict[int, str]:
+        """Every version of the dataset now and its manifest's file name under ``_versions/`` (lancelot's own).
 
-    def _manifest_size(self: LanceDataset, version: int) -> int:
-        from lancelot.dataset.manifest import VERSIONS_DIR
-
-        return self._store.size(f"{VERSIONS_DIR}/{self._version_names()[version]}")
+        Returns:
+            ``{version: file name}``, from a fresh listing (an object opened by version knows that one only).
+        """
+        self._state.versions = list_versions(self._store, self.uri)
+        return self._state.versions.names
 
     @property
     def latest_version(self: LanceDataset) -> int:
@@ -190,21 +194,9 @@ class VersionsMixin:
         txn = new_transaction(self.latest_version)
         txn.restore.version = self.version
         v, versions, mf = commit_manifest(
-            self._store, self.uri, txn, build_restore(self._mf, self.uri), read_version=txn.read_version
+            self._store, self.uri, txn, build_restore(self.manifest_file, self.uri), read_version=txn.read_version
         )
-        self._move_to(v, (versions, mf) if mf is not None else None)
-
-    def _move_to(self: LanceDataset, version: int, committed: tuple[Versions, ManifestFile] | None = None) -> None:
-        """Show ``version`` from now on: pylance's operations move the object they are called on.
-        ``committed``: the versions and manifest the commit of ``version`` made (not read back)."""
-        if committed is None:
-            moved = self.checkout_version(version)
-        else:
-            moved = type(self)(
-                self.uri, version, storage_options=self.storage_options, _store=self._store, _committed=committed
-            )
-        self.__dict__.clear()  # what the old version cached lazily (file column maps by name...) must not outlive it
-        self.__dict__.update(moved.__dict__)
+        self.move_to(v, (versions, mf) if mf is not None else None)
 
     @classmethod
     def commit(
@@ -431,7 +423,24 @@ class VersionsMixin:
 
     def checkout_latest(self: LanceDataset) -> None:
         """Move this object to the latest version."""
-        self._move_to(self.latest_version)
+        self.move_to(self.latest_version)
+
+
+def listed(store: ObjectStore, uri: str, versions: Versions, version: int) -> Versions:
+    """A listing holding ``version``: ``versions``, else ``_versions/`` listed anew (a version committed since).
+
+    Raises:
+        VersionNotFoundError: Not in the new listing either (a ValueError).
+    """
+    if version not in versions.names:
+        versions = list_versions(store, uri)
+        if version not in versions.names:
+            names = sorted(versions.names)
+            raise VersionNotFoundError(
+                f"dataset {uri!r}: version {version} does not exist "
+                f"(versions: {names[:20]}{'...' if len(names) > 20 else ''})"
+            )
+    return versions
 
 
 def _place(uri: Any, storage_options: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:

@@ -13,6 +13,7 @@ from lancelot.dataset.commit_options import (
     DETACHED_VERSION_MASK,
     CommitRequest,
     check_deadline,
+    create_manifest,
     detached_manifest_name,
     with_commit_lock,
 )
@@ -71,7 +72,7 @@ def commit_detached(req: CommitRequest) -> Committed:
         m.transaction_file = name
         file = detached_manifest_name(version)
         try:
-            locked.put_if_not_exists(f"{VERSIONS_DIR}/{file}", serialize_manifest(m, index))
+            create_manifest(locked, f"{VERSIONS_DIR}/{file}", version, serialize_manifest(m, index))
         except FileExistsError:
             continue
         known = (Versions({version: file}, "v2"), ManifestFile(m, index, None))

@@ -4,7 +4,8 @@ id: table format "Data files"), and the assembly of one table from the files' pa
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -78,8 +79,16 @@ def scan_schema(schema: pa.Schema) -> pa.Schema:
 class ColumnsMixin:
     """Fragment's column-to-file mapping (mixed into ``Fragment``; see dataset/fragment.py)."""
 
-    def _file_columns(self: Fragment) -> list[tuple[LanceFile, dict[str, str]]]:
-        """For each data file: (LanceFile, {dataset column name: file column name})."""
+    def file_columns(self: Fragment) -> list[tuple[LanceFile, dict[str, str]]]:
+        """Each data file of the fragment, opened, with the dataset columns it holds (lancelot's own).
+
+        Returns:
+            ``(LanceFile, {dataset column name: file column name})`` per data file, in the manifest's order; kept
+            until a ``reading`` that opened them ends.
+
+        Raises:
+            CorruptFileError: A data file's row count differs from the fragment's.
+        """
         if self._fc is not None:
             return self._fc
         out = []
@@ -94,6 +103,28 @@ class ColumnsMixin:
             out.append((lf, names))
         self._fc = out
         return out
+
+    _file_columns = file_columns  # (blob.py's name until it calls file_columns)
+
+    @staticmethod
+    @contextmanager
+    def reading(frags: Sequence[Fragment]) -> Iterator[None]:
+        """A read of ``frags`` after which none of them holds the data files it opened (the dataset's file cache keeps
+        the recent ones): memory and GC work stay per read.
+
+        Args:
+            frags: The fragments read.
+
+        Returns:
+            A context manager.
+        """
+        opened = [f._fc is not None for f in frags]
+        try:
+            yield
+        finally:
+            for f, was in zip(frags, opened):
+                if not was:
+                    f._fc = None
 
     def file_column_names(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file, mapped once per dataset object for the data files of one
@@ -176,7 +207,7 @@ class ColumnsMixin:
         got: dict[str, pa.ChunkedArray | pa.Array] = {}
         src: dict[str, int] = {}  # column -> index of the data file it came from
         try:
-            files = self._file_columns()
+            files = self.file_columns()
             lf, names = files[0] if len(files) == 1 else (None, {})
             if lf is not None and columns and all(names.get(c) == c for c in columns) and plain_file(lf.schema):
                 # the common case: one data file holding every column under its own name; its table is the
@@ -221,7 +252,7 @@ class ColumnsMixin:
         """Data file ``k``'s column for dataset column ``f``, its nested fields matched by id."""
         from lancelot.dataset.field_projection import field_trees, project
 
-        lf, names = self._file_columns()[k]
+        lf, names = self.file_columns()[k]
         df = self.data_fragment.files[k]
         desc = list(lf.descriptor.schema.fields)
         parents = {int(x.parent_id) for x in desc}
@@ -256,7 +287,16 @@ class ColumnsMixin:
         """
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
-    def _empty(self: Fragment, cols: list[str], positions: bool = False) -> pa.Table:
+    def empty_table(self: Fragment, columns: list[str], positions: bool = False) -> pa.Table:
+        """No rows, of the scan schema's ``columns``, read from the data files' schemas (lancelot's own).
+
+        Args:
+            columns: Dataset column names.
+            positions: Add the scan's physical-position column.
+
+        Returns:
+            An empty ``pyarrow.Table``.
+        """
         from lancelot.reader import LanceFile
 
         def none(lf: LanceFile, names: list[str]) -> pa.Table:
@@ -264,7 +304,7 @@ class ColumnsMixin:
                 return lf.read_range(0, 0, names)
             return pa.schema([lf.schema.field(n) for n in names]).empty_table()  # no page touched
 
-        t = self._assemble(cols, 0, none)
+        t = self._assemble(columns, 0, none)
         return t.append_column(POS, pa.array([], pa.int64())) if positions else t
 
     # -- joins written, not committed (dataset/fragment_join.py) --------------------------------------------------

@@ -72,7 +72,7 @@ def _pieces(
     if whole is not None:
         tables = [whole]
     if not tables:
-        t = frags[0]._empty(list(cols), False)
+        t = frags[0].empty_table(list(cols))
         return t.append_column(POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
     t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     if not cols:  # a filter of no column (``TRUE``): its rows, without columns
@@ -175,7 +175,7 @@ def _per_fragment(
             if empty is None:  # from another fragment's rows when there are some (remote: no file opened)
                 empty = next(iter(pieces.values())).slice(0, 0).select(out_cols) if pieces else None
             if empty is None:
-                empty = f._empty(list(columns), positions)
+                empty = f.empty_table(list(columns), positions)
             out.append(empty)
             continue
         out.append(piece.select(out_cols))
@@ -188,7 +188,9 @@ def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expre
     if not rest:
         return t.select(list(columns))
     parts = [p for p in _per_fragment(frags, t, read, rest, columns, False) if p.num_rows]
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else frags[0]._empty(list(columns), False)
+    if not parts:
+        return frags[0].empty_table(list(columns))
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
 def count_group(frags: list[Fragment], filter: pc.Expression) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
@@ -63,19 +62,6 @@ def read_ahead(reads: Iterator[Callable[[], _R]], ahead: int) -> Iterator[_R]:
             fut.cancel()
 
 
-@contextmanager
-def _reading(frags: list[Fragment]) -> Iterator[None]:
-    """A scan holds no fragment's open files after reading it (the dataset's file cache keeps the
-    recent ones): memory and GC work stay per read."""
-    opened = [f._fc is not None for f in frags]
-    try:
-        yield
-    finally:
-        for f, was in zip(frags, opened):
-            if not was:
-                f._fc = None
-
-
 def read_all(
     frags: list[Fragment],
     cols: list[str],
@@ -90,7 +76,7 @@ def read_all(
     from lancelot.dataset.open_files import fragment_pool
 
     def one(f: Fragment) -> pa.Table:
-        with _reading([f]):
+        with f.reading([f]):
             return finish(f, f.read(cols, filt, positions=need_pos))
 
     if len(frags) < 2:
@@ -108,7 +94,7 @@ def read_all(
         from lancelot.dataset.fragment_groups import read_group, read_group_table
 
         members = [frags[i] for i in group]  # small fragments: one deletion filter, one filter of all
-        with _reading(members):
+        with members[0].reading(members):
             if not need_pos and group == list(range(group[0], group[0] + len(group))):  # in order: one table
                 out[group[0]] = finish(members[0], read_group_table(members, cols, filt))
                 return

@@ -71,7 +71,7 @@ class ReadsMixin:
         ranges = [(0, self.physical_rows)]
         if not filters:
             return ranges
-        for lf, names in self._file_columns():
+        for lf, names in self.file_columns():
             zm = _zone_maps(lf)
             if zm is None:
                 continue
@@ -141,7 +141,7 @@ class ReadsMixin:
                 continue
             parts.append(t.select(out_cols))
         if not parts:
-            return self._empty(cols, positions)
+            return self.empty_table(cols, positions)
         if not out_cols:  # concat_tables drops the rows of column-less tables
             return self.read_physical([], 0, sum(p.num_rows for p in parts))
         return pa.concat_tables(parts)

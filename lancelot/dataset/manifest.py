@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.errors import CorruptFileError, LanceError, MixedFileVersionsError, UnsupportedVersionError
 from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
@@ -354,7 +355,7 @@ def field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, file_pb2.Field]:
 
 
 #: manifest_schema's results by the bytes of the schema they describe (a pa.Schema is immutable)
-_SCHEMAS: dict[bytes, pa.Schema] = {}
+_SCHEMAS = IdentityMemo(64)
 
 
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
@@ -364,11 +365,4 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
     fd.schema.fields.extend(m.fields)
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
-    key = fd.SerializeToString(deterministic=True)
-    schema = _SCHEMAS.get(key)
-    if schema is None:
-        schema = dataset_schema(from_descriptor(fd))
-        if len(_SCHEMAS) >= 64:
-            _SCHEMAS.clear()
-        _SCHEMAS[key] = schema
-    return schema
+    return _SCHEMAS.recall(fd.SerializeToString(deterministic=True), None, lambda: dataset_schema(from_descriptor(fd)))

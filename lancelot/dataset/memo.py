@@ -29,3 +29,7 @@ class IdentityMemo:
             self._memo.clear()
         self._memo[key] = (owner, value)
         return value
+
+    def values(self) -> list[Any]:
+        """The values kept now (a session counts their bytes: dataset/session.py)."""
+        return [value for _, value in self._memo.values()]

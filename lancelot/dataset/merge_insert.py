@@ -246,7 +246,7 @@ class MergeInsertBuilder:
             committed, stats = retrying(
                 self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout
             )
-        self._ds._move_to(*committed)
+        self._ds.move_to(*committed)
         return stats
 
     def execute_uncommitted(

@@ -14,6 +14,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from lancelot.dataset.manifest import VERSIONS_DIR
 from lancelot.errors import CorruptFileError, InvalidRefError, LanceValueError, RefConflictError, RefNotFoundError
 
 if TYPE_CHECKING:
@@ -113,11 +114,14 @@ class Tags:
         if isinstance(reference, str):
             return self.get_version(reference)
         v = int(reference)
-        if v not in self._ds._version_names():
+        if v not in self._ds.version_names():
             from lancelot.errors import VersionNotFoundError
 
             raise VersionNotFoundError(f"Version not found error: version main:{v} does not exist ({self._where})")
         return v
+
+    def _manifest_size(self, version: int) -> int:
+        return self._ds.store.size(f"{VERSIONS_DIR}/{self._ds.version_names()[version]}")
 
     def _write(self, tag: str, version: int, created: str | None, metadata: dict[str, str]) -> None:
         now = _now()
@@ -126,7 +130,7 @@ class Tags:
             "version": version,
             "createdAt": created or now,
             "updatedAt": now,
-            "manifestSize": self._ds._manifest_size(version),
+            "manifestSize": self._manifest_size(version),
             "metadata": metadata,
         }
         self._ds.store.put(self._path(tag), json.dumps(doc, indent=2).encode())
@@ -153,7 +157,7 @@ class Tags:
             "version": version,
             "createdAt": now,
             "updatedAt": now,
-            "manifestSize": self._ds._manifest_size(version),
+            "manifestSize": self._manifest_size(version),
             "metadata": {},
         }
         try:

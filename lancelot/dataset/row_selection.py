@@ -132,7 +132,7 @@ def by_index(
     error: type[LanceError] = DatasetIndexError,
 ) -> Rows:
     """``Rows`` of indices among the live rows of all fragments in order; past the end is ``error``."""
-    frags = ds._fragments
+    frags = ds.fragments
     starts = list(accumulate((f.count_rows() for f in frags), initial=0))  # each fragment's first live row
     uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, starts[-1], error)
     spans, a = [], 0  # (fragment, its run in uniq): one bisection each way per touched fragment, not per index
@@ -164,7 +164,7 @@ def by_address(
     uniq, back = sorted_unique(addresses.astype(np.uint64, copy=False))
     fids = uniq >> _32
     runs = _runs(fids)
-    by_id = {f.fragment_id: f for f in ds._fragments}
+    by_id = {f.fragment_id: f for f in ds.fragments}
     groups: list[tuple[Fragment, np.ndarray]] = []
     for a, b in runs:
         f = by_id.get(int(fids[a]))
@@ -204,7 +204,7 @@ def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] | No
     An updated row keeps its id but moves: the old copy stays behind as a deleted row of its fragment. The live copy
     wins; a deleted one is found only when no live row holds the id."""
     all_ids, all_addr, all_dead = [], [], []
-    for f in ds._fragments:
+    for f in ds.fragments:
         r = f.row_ids()
         all_ids.append(r)
         all_addr.append((np.uint64(f.fragment_id) << _32) | np.arange(len(r), dtype=np.uint64))

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.row_id_columns import ROW_COLUMNS
 from lancelot.sql import SqlError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
@@ -25,8 +26,8 @@ from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, 
 ZoneFilter = tuple[Any, ...]
 _OPS = {"equal": "=", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_CACHE: dict[str, tuple[list[tuple[str, ...]], Node | None]] = {}
-_CACHE_SIZE = 256
+#: _analyse's results by the filter's text (scans ask once per fragment)
+_ANALYSED = IdentityMemo(256)
 #: tables of fewer rows are filtered on the caller's thread (apply_filter)
 SMALL_FILTER_ROWS = 1 << 16
 
@@ -71,20 +72,16 @@ def row_columns_in(expr: pc.Expression | None, schema: pa.Schema) -> set[str]:
 
 
 def _analyse(filter: pc.Expression) -> tuple[list[tuple[str, ...]], Node | None]:
-    """(field paths, tree) of a filter, cached by its text (scans ask once per fragment)."""
-    key = str(filter)
-    hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
+    """(field paths, tree) of a filter, once per filter text."""
+    return _ANALYSED.recall(str(filter), None, _analysed, filter)
+
+
+def _analysed(filter: pc.Expression) -> tuple[list[tuple[str, ...]], Node | None]:
     try:
         tree: Node | None = expression_tree(filter)
-        paths = fields(tree) if tree is not None else []
+        return (fields(tree) if tree is not None else []), tree
     except (ValueError, IndexError, KeyError, pa.ArrowException):
-        tree, paths = None, []
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[key] = (paths, tree)
-    return paths, tree
+        return [], None
 
 
 def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:

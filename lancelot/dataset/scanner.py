@@ -9,6 +9,7 @@ format ("Row ids": ``_rowid``, ``_rowaddr`` and ``_rowoffset``, the row's index 
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -407,9 +408,10 @@ class LanceScanner:
         return s.to_table()
 
     def _copy(self, **changes: Any) -> LanceScanner:
-        new = object.__new__(LanceScanner)
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
+        """A copy of this scan with some of its settings changed (``head``'s limit...); this one is left as it is."""
+        new = copy.copy(self)
+        for name, value in changes.items():
+            setattr(new, name, value)
         new._schema = None
         return new
 

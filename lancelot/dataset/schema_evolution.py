@@ -112,7 +112,7 @@ def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema,
 
 def sql_values(exprs_sql: Mapping[str, Any], cols: list[str], f: Fragment) -> pa.Table:
     """The values of SQL expressions (over ``cols``) on ``f``'s physical rows."""
-    exprs = {k: as_expression(v, f._ds.schema) for k, v in exprs_sql.items()}
+    exprs = {k: as_expression(v, f.dataset.schema) for k, v in exprs_sql.items()}
     src = f.read_physical(cols, 0, f.physical_rows) if cols else pa.table({"_": pa.nulls(f.physical_rows)})
     return evaluate(src, exprs)
 
@@ -292,7 +292,7 @@ def merge_columns(
     from lancelot.dataset.transaction_api import LanceSchema
     from lancelot.dataset.udf import BatchUDF
 
-    ds = frag._ds
+    ds = frag.dataset
     if isinstance(value_func, BatchUDF) and value_func.cache is not None:
         raise ChangeInputError(
             "A checkpoint file cannot be used when applying a UDF with LanceFragment.merge_columns.  "

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from lancelot.reader import LanceFile
 
 _V = TypeVar("_V")
-#: the session of each dataset object that asked for one (its own attribute would not survive ``_move_to``)
+#: the session of each dataset object that asked for one
 _SESSIONS: weakref.WeakKeyDictionary[LanceDataset, Session] = weakref.WeakKeyDictionary()
 
 
@@ -146,7 +146,7 @@ class Session:
         self._datasets.add(ds)
         ds._file_cache = self._files
         if self._capacity == 0 and not isinstance(ds.file_shapes, _NoMemo):
-            ds.file_shapes = _NoMemo(0)
+            ds.snapshot.file_shapes = _NoMemo(0)
 
     def metadata_size_bytes(self) -> int:
         """The bytes of metadata the session's datasets keep cached now (lancelot's own name)."""
@@ -198,8 +198,8 @@ def _held(ds: LanceDataset, counted: set[int], *, shared: bool) -> int:
     from lancelot.dataset import deletion, open_files
     from lancelot.dataset.fragment_columns import check_relative_path
 
-    total = sum(_object_bytes(v) for _, v in ds.file_shapes._memo.values())
-    arrays = [f._deleted for f in ds._fragment_list or [] if f._deleted is not None]
+    total = sum(_object_bytes(v) for v in ds.file_shapes.values())
+    arrays = [f._deleted for f in ds.snapshot.fragments or [] if f._deleted is not None]
     if shared:
         options = repr(sorted(ds.storage_options.items())) if ds.storage_options else "[]"
         with open_files._LOCK:
@@ -248,7 +248,7 @@ def session_of(ds: LanceDataset) -> Session:
 
 
 def reattach(ds: LanceDataset) -> None:
-    """Attach ``ds`` again to its session, if it has one (``_move_to`` rebuilt its attributes)."""
+    """Attach ``ds`` again to its session, if it has one (``move_to`` gave it a new snapshot)."""
     s = _SESSIONS.get(ds)
     if s is not None:
         s.attach(ds)

@@ -22,6 +22,9 @@ from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
 class ObjectStore(StoreWrites, StoreCreate):
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
+    #: the user's commit lock every manifest created through this store takes (``commit_options.with_commit_lock``)
+    commit_lock: Any = None
+
     def read(self, path: str) -> bytes:
         """All bytes of one object."""
         full = self.full_path(path)

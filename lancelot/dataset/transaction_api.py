@@ -314,10 +314,9 @@ def transaction_from_pb(pb: transaction_pb2.Transaction) -> Transaction:
 
 def read_transaction(ds: LanceDataset, version: int) -> Transaction | None:
     """The transaction that committed ``version`` (None: none stored, or a kind lancelot does not expose)."""
-    from lancelot.dataset.commit import load_manifest, load_transaction
+    from lancelot.dataset.commit import load_transaction
 
-    v = ds._resolve_version(int(version))  # (the listing re-read when this object has not seen it)
-    mf = load_manifest(ds.store, ds.uri, ds._versions, v)
+    mf = ds.checkout_version(int(version)).manifest_file  # (the listing re-read when this object has not seen it)
     pb = load_transaction(ds.store, mf, where=f"dataset {ds.uri!r} version {version}")
     if pb is None or operation_from_pb(pb) is None:
         return None
@@ -326,7 +325,7 @@ def read_transaction(ds: LanceDataset, version: int) -> Transaction | None:
 
 def get_transactions(ds: LanceDataset, recent_transactions: int = 10) -> list[Transaction | None]:
     """The transactions of the latest versions, newest first (pylance's ``get_transactions``)."""
-    names = ds._version_names()  # a fresh listing (an object opened by name knows one version)
+    names = ds.version_names()  # a fresh listing (an object opened by name knows one version)
     top = max(names)
     out = []
     for v in range(top, max(0, top - int(recent_transactions)), -1):

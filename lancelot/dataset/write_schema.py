@@ -14,13 +14,14 @@ import pyarrow as pa
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_schema
 from lancelot.dataset.manifest import ManifestFile, field_paths
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.write_options import DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE
 from lancelot.errors import DatasetSchemaError, LanceValueError
 from lancelot.format.pb import file_pb2
 from lancelot.schema import PRIMARY_KEY_KEY, to_descriptor
 
 #: schema_fields' results by the Arrow schema's IPC bytes (pa.Schema's ``==`` ignores metadata)
-_FIELDS: dict[bytes, bytes] = {}
+_FIELDS = IdentityMemo(64)
 
 
 def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
@@ -31,12 +32,7 @@ def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
         key = schema.serialize().to_pybytes()
     except (pa.ArrowException, TypeError, ValueError):  # a type IPC cannot carry: not cached
         return list(to_descriptor(schema, 0).schema.fields)
-    raw = _FIELDS.get(key)
-    if raw is None:
-        raw = to_descriptor(schema, 0).schema.SerializeToString()
-        if len(_FIELDS) >= 64:
-            _FIELDS.clear()
-        _FIELDS[key] = raw
+    raw = _FIELDS.recall(key, None, lambda: to_descriptor(schema, 0).schema.SerializeToString())
     return list(file_pb2.Schema.FromString(raw).fields)
 
 

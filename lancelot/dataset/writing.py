@@ -34,6 +34,7 @@ from lancelot.dataset.commit import (
 from lancelot.dataset.commit_options import merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment_metadata import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, LEGACY_DATA_VERSION, ManifestFile, writable_data_version
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
@@ -127,19 +128,11 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
 
 #: blob_schema.manifest_schema by the stored schema's object and the version: appends of one schema pass the
 #: same object (schema.py's cache of normalized schemas)
-_LOGICAL: dict[tuple[int, str], tuple[pa.Schema, pa.Schema]] = {}
+_LOGICAL = IdentityMemo(64)
 
 
 def _logical_schema(stored: pa.Schema, version: str) -> pa.Schema:
-    key = (id(stored), version)
-    hit = _LOGICAL.get(key)
-    if hit is not None and hit[0] is stored:
-        return hit[1]
-    logical = blob_schema.manifest_schema(stored, version)
-    if len(_LOGICAL) >= 64:
-        _LOGICAL.clear()
-    _LOGICAL[key] = (stored, logical)
-    return logical
+    return _LOGICAL.recall((id(stored), version), stored, blob_schema.manifest_schema, stored, version)
 
 
 def _bytes_written(w: LanceWriter) -> int:

@@ -143,7 +143,7 @@ def index_section(path: str) -> list[tuple[str, list[int], list[int]]]:
 
     from lancelot.format.pb import table_pb2
 
-    raw = lancelot.dataset(path)._mf.index_section
+    raw = lancelot.dataset(path).manifest_file.index_section
     if not raw:
         return []
     sec = table_pb2.IndexSection()

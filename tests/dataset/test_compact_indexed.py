@@ -119,9 +119,9 @@ def test_compact_indexed_rewritten_indices_and_reuse(indexed: dict[bool, str], t
     ds.optimize.compact_files(target_rows_per_fragment=1000)
     from lancelot.dataset.commit import load_transaction
 
-    t = load_transaction(ds._store, ds._mf)
+    t = load_transaction(ds.store, ds.manifest_file)
     assert t is not None
-    names = {bytes(i.uuid.uuid): i.name for i in read_indices(ds._mf.index_section)}
+    names = {bytes(i.uuid.uuid): i.name for i in read_indices(ds.manifest_file.index_section)}
     assert sorted(names[bytes(r.new_id.uuid)] for r in t.rewrite.rewritten_indices) == ["cat_idx", "id_idx", "tags_idx"]
     # pylance compacts again on top (the unindexed fragment stays apart; materialize deletions)
     lance.dataset(p).delete("id % 10 = 5")
@@ -164,7 +164,9 @@ def test_compact_after_deferred_compaction(indexed: dict[bool, str], tmp_path) -
         assert fts == sorted(ds.to_table(filter="text LIKE '%foo3'", columns=["id"]).column("id").to_pylist())
 
     def reuse(p: str) -> bytes:
-        (i,) = [x for x in read_indices(lancelot.dataset(p)._mf.index_section) if x.name == "__lance_frag_reuse"]
+        (i,) = [
+            x for x in read_indices(lancelot.dataset(p).manifest_file.index_section) if x.name == "__lance_frag_reuse"
+        ]
         return bytes(i.index_details.value)
 
     assert reuse(paths["ours_defer"]) == reuse(paths["theirs_defer"])

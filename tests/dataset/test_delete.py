@@ -41,8 +41,8 @@ def test_delete_transactions_are_pylance_s(tmp_path):
     ds = lancelot.dataset(ours)
     from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 
-    vs = list_versions(ds._store, ds.uri)
-    txns = [load_transaction(ds._store, load_manifest(ds._store, ds.uri, vs, v)) for v in (2, 3, 4)]
+    vs = list_versions(ds.store, ds.uri)
+    txns = [load_transaction(ds.store, load_manifest(ds.store, ds.uri, vs, v)) for v in (2, 3, 4)]
     assert [operation(t) for t in txns] == ["delete"] * 3
     assert not txns[0].delete.updated_fragments and not txns[0].delete.deleted_fragment_ids
     assert list(txns[1].delete.deleted_fragment_ids) == [0]

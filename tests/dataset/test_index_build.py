@@ -69,7 +69,7 @@ def test_indices_as_pylance_builds_them(tmp_path, version, stable):
         ds = lancelot.dataset(ours)
         assert ds.create_scalar_index(column, kind, name=name) is None
         assert ds.version == lance.dataset(theirs).version  # moved on, as pylance's dataset does
-    mine, pylance_s = (read_indices(lancelot.dataset(p)._mf.index_section) for p in (ours, theirs))
+    mine, pylance_s = (read_indices(lancelot.dataset(p).manifest_file.index_section) for p in (ours, theirs))
     for x, y in zip(mine, pylance_s, strict=True):
         for key in ("name", "fields", "dataset_version", "fragment_bitmap", "index_version"):
             assert getattr(x, key) == getattr(y, key), (x.name, key)

@@ -325,7 +325,7 @@ def test_maintenance_on_memory_store():
     ds = lancelot.dataset(uri)
     assert [v["version"] for v in ds.versions()] == [ds.version]
     assert ds.to_table().equals(expected)
-    assert len(ds._store.list_files("data")) == 1
+    assert len(ds.store.list_files("data")) == 1
 
 
 def test_maintenance_on_s3(s3_dataset):  # noqa: F811
@@ -343,7 +343,7 @@ def test_maintenance_on_s3(s3_dataset):  # noqa: F811
     pl.validate()
     assert [v["version"] for v in pl.versions()] == [pl.version]
     assert pl.to_table().equals(expected)
-    assert len(lancelot.dataset(uri, storage_options=lo)._store.list_files("data")) == 1
+    assert len(lancelot.dataset(uri, storage_options=lo).store.list_files("data")) == 1
 
 
 def test_compaction_against_concurrent_overwrite_and_stale_delete(tmp_path):

@@ -85,7 +85,7 @@ def test_merge_insert_transaction_is_pylance_s(tmp_path):
     from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 
     d = lancelot.dataset(ours)
-    t = load_transaction(d._store, load_manifest(d._store, d.uri, list_versions(d._store, d.uri), 2))
+    t = load_transaction(d.store, load_manifest(d.store, d.uri, list_versions(d.store, d.uri), 2))
     assert t.WhichOneof("operation") == "update" and t.read_version == 1
     assert [f.id for f in t.update.updated_fragments] == [0]
     assert [f.physical_rows for f in t.update.new_fragments] == [3]

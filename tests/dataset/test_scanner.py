@@ -127,13 +127,13 @@ def test_limit_reads_only_the_fragments_it_needs(pair, monkeypatch):
     ds = lancelot.dataset(ours.uri)
     opened = []
     for f in ds.get_fragments():
-        orig = f._file_columns
+        orig = f.file_columns
 
         def spy(orig=orig, fid=f.fragment_id):
             opened.append(fid)
             return orig()
 
-        monkeypatch.setattr(f, "_file_columns", spy)
+        monkeypatch.setattr(f, "file_columns", spy)
     assert ds.to_table(offset=12, limit=5).column("a").to_pylist() == ours.to_table(offset=12, limit=5)["a"].to_pylist()
     assert set(opened) <= {f.fragment_id for f in ds.get_fragments()[1:3]}
 

@@ -75,15 +75,15 @@ def test_transactions_and_files_are_pylance_s(tmp_path):
     ds.drop_columns(["double"])  # v4: Project, the file goes
     ds.alter_columns({"path": "x", "name": "xx"})  # v5: Project
     d = lancelot.dataset(ours)
-    vs = list_versions(d._store, d.uri)
+    vs = list_versions(d.store, d.uri)
     ops = [
-        load_transaction(d._store, load_manifest(d._store, d.uri, vs, v)).WhichOneof("operation") for v in (2, 3, 4, 5)
+        load_transaction(d.store, load_manifest(d.store, d.uri, vs, v)).WhichOneof("operation") for v in (2, 3, 4, 5)
     ]
     assert ops == ["merge", "merge", "project", "project"]
-    m2 = load_manifest(d._store, d.uri, vs, 2).manifest
+    m2 = load_manifest(d.store, d.uri, vs, 2).manifest
     assert [len(f.files) for f in m2.fragments] == [n + 1 for n in nfiles]
     assert [list(f.files[-1].fields) for f in m2.fragments] == [[4 + 2]] * len(nfiles)  # after st.p, st.q
-    m3 = load_manifest(d._store, d.uri, vs, 3).manifest
+    m3 = load_manifest(d.store, d.uri, vs, 3).manifest
     assert [len(f.files) for f in m3.fragments] == [n + 1 for n in nfiles]
     assert [len(f.files) for f in d.manifest.fragments] == nfiles
     assert [f.name for f in d.manifest.fields if f.parent_id == -1] == ["id", "s", "xx", "st", "empty"]

@@ -81,8 +81,8 @@ def test_update_transaction_is_pylance_s(tmp_path):
     lo.update({"x": pc.field("x") * 2}, where=(pc.field("id") >= 10) & (pc.field("id") < 20))
     lo.update({"id": pc.field("id") + 100}, where=pc.field("id") < 15)
     ds = lancelot.dataset(ours)
-    vs = list_versions(ds._store, ds.uri)
-    t2, t3 = (load_transaction(ds._store, load_manifest(ds._store, ds.uri, vs, v)) for v in (2, 3))
+    vs = list_versions(ds.store, ds.uri)
+    t2, t3 = (load_transaction(ds.store, load_manifest(ds.store, ds.uri, vs, v)) for v in (2, 3))
     x_id = next(f.id for f in ds.manifest.fields if f.name == "x")
     id_id = next(f.id for f in ds.manifest.fields if f.name == "id")
     assert t2.WhichOneof("operation") == "update"

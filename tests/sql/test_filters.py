@@ -451,7 +451,7 @@ def test_extended_conjuncts_prune_through_the_zone_maps(zoned):
 
     table, ds = zoned
     (frag,) = ds.get_fragments()
-    ((lf, _),) = frag._file_columns()
+    ((lf, _),) = frag.file_columns()
     zm = _zone_maps(lf)
     assert zm is not None
     pairs = [
