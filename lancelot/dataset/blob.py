@@ -269,7 +269,7 @@ def sidecar_path(data_path: str, blob_id: int) -> str:
 def column_file(ds: LanceDataset, frag: Fragment, top: str) -> tuple[LanceFile, Any, Any, str, str] | None:
     """The data file of ``frag`` holding column ``top``: its reader, its column names, its store, its path in the
     store and in the fragment (None: the column has no file there)."""
-    for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
+    for df, (lf, names) in zip(frag.data_fragment.files, frag.file_columns()):
         if top in names:
             store, prefix = ds.base_store(df, frag.where)
             return lf, names, store, posixpath.join(prefix, df.path), df.path

@@ -104,8 +104,6 @@ class ColumnsMixin:
         self._fc = out
         return out
 
-    _file_columns = file_columns  # (blob.py's name until it calls file_columns)
-
     @staticmethod
     @contextmanager
     def reading(frags: Sequence[Fragment]) -> Iterator[None]:
