@@ -6,12 +6,14 @@ partitions (partitions.pack_whole: about ``TASK_BYTES`` of data files per task, 
 session's cores idle, never fewer than ``MIN_TASK_BYTES``; an item over the budget is a task alone), and runs each group
 in its own Spark task (a ``spark.range`` of group indexes and ``mapInArrow``: the same on classic Spark and Spark
 Connect; the task and items are pickled to the executors).  A task opens the dataset at the planned version once and
-works item by item, writing only files no manifest names yet (deletion files, data files) and recording their names
-under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item.  After
-``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
+works item by item (``Job.run``) or on its whole group at once (``Job.run_groups``: an update writes the new rows of
+all its fragments together), writing only files no manifest names yet (deletion files, data files) and recording their
+names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item (group).
+After ``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
 failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
 finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
-killed while writing a file can leave one behind, which no manifest names (invisible to readers)."""
+killed while writing a file, or failing while writing several (the ones closed before), leaves files behind, which no
+manifest names (invisible to readers)."""
 
 from __future__ import annotations
 
