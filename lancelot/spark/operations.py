@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lancelot.dataset import blob_write
 from lancelot.dataset.changes import (
     DEFAULT_CONFLICT_RETRIES,
     ChangeInputError,
@@ -145,7 +146,7 @@ def _update_task(
             pos = matching_positions(frag, cond)
             if not len(pos):
                 continue
-            t = frag.take_physical(list(schema.names), pos)
+            t = blob_write.with_values(frag, frag.take_physical(list(schema.names), pos))  # blobs: values, as ds.update
             values = evaluate(t, exprs)
             for name in exprs:
                 f = schema.field(name)

@@ -187,3 +187,24 @@ def test_pack_whole_keeps_units_whole_and_in_order():
     # budget: min(100, max(20, 540 / 2)) = 100 bytes; the big unit is a task alone, an empty one is kept
     assert pack_whole(units, 100, 2, 20) == [["a", "b"], ["big"], ["c", "d", "e"]]
     assert pack_whole([("a", 10)] * 8, 1000, 4, 1) == [["a", "a"]] * 4  # 80 bytes for 4 cores: 20 a task
+
+
+def test_update_of_a_dataset_with_blobs_rewrites_their_values(spark, tmp_path):
+    """The updated rows' blobs are written as values (scans return descriptions), as pylance's update keeps them."""
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), blob])
+    t = pa.table({"id": list(range(20)), "b": [bytes([i]) * (i + 1) for i in range(20)]}, schema=schema)
+    a, b = str(tmp_path / "spark"), str(tmp_path / "pylance")
+    for uri in (a, b):
+        lance.write_dataset(t, uri, max_rows_per_file=5)
+    assert ops.update(spark, a, {"id": "id + 100"}, where="id % 3 = 0") == lance.dataset(b).update(
+        {"id": "id + 100"}, where="id % 3 = 0"
+    )
+
+    def blobs(uri: str) -> list[tuple[int, bytes]]:
+        ds = lance.dataset(uri)
+        ids = ds.to_table(columns=["id"], with_row_id=True)
+        files = ds.take_blobs("b", ids=ids.column("_rowid").to_pylist())
+        return sorted(zip(ids.column("id").to_pylist(), [f.readall() for f in files]))
+
+    assert blobs(a) == blobs(b) and len(blobs(a)) == 20
