@@ -7,6 +7,7 @@ fragments make two or three tasks of many fragments each, not one."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pyarrow as pa
@@ -167,6 +168,9 @@ def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypat
         else:
             ops.update(spark, a, {"x": "x + 1"}, where="id % 2 = 0")
     monkeypatch.delenv(jobs.FAULT_ENV)
+    deadline = time.monotonic() + 60  # the job's other tasks end (their late files deleted by them) before we look
+    while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert lance.dataset(a).version == version
     assert _files(a) == before  # the deletion (and data) files of every fragment of every task were deleted
 
