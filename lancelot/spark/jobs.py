@@ -6,12 +6,14 @@ partitions (partitions.pack_whole: about ``TASK_BYTES`` of data files per task, 
 session's cores idle, never fewer than ``MIN_TASK_BYTES``; an item over the budget is a task alone), and runs each group
 in its own Spark task (a ``spark.range`` of group indexes and ``mapInArrow``: the same on classic Spark and Spark
 Connect; the task and items are pickled to the executors).  A task opens the dataset at the planned version once and
-works item by item, writing only files no manifest names yet (deletion files, data files) and recording their names
-under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item.  After
-``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
+works item by item (``Job.run``) or on its whole group at once (``Job.run_groups``: an update writes the new rows of
+all its fragments together), writing only files no manifest names yet (deletion files, data files) and recording their
+names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item (group).
+After ``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
 failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
 finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
-killed while writing a file can leave one behind, which no manifest names (invisible to readers)."""
+killed while writing a file, or failing while writing several (the ones closed before), leaves files behind, which no
+manifest names (invisible to readers)."""
 
 from __future__ import annotations
 
@@ -124,15 +126,38 @@ class Job:
         """``[task(dataset, item) for item in items]``, the items grouped into Spark tasks by their ``sizes`` (bytes of
         data files: ``task_groups``; ``task`` and ``items`` are pickled to the executors); raises, having returned
         nothing, if any task fails."""
+        return self._run(spark, items, sizes, task, files_of, False)
+
+    def run_groups(
+        self,
+        spark: SparkSession,
+        items: list[_T],
+        sizes: list[int],
+        task: Callable[[LanceDataset, list[_T]], _R],
+        files_of: Callable[[_R], list[str]],
+    ) -> list[_R]:
+        """As ``run``, but ``task`` takes a whole group of items at once (one result per Spark task, in order): for
+        work whose output is shared by the group's items, as the new fragments of an update."""
+        return self._run(spark, items, sizes, task, files_of, True)
+
+    def _run(
+        self,
+        spark: SparkSession,
+        items: list[Any],
+        sizes: list[int],
+        task: Callable[[LanceDataset, Any], _R],
+        files_of: Callable[[_R], list[str]],
+        grouped: bool,
+    ) -> list[_R]:
         if not items:
             return []
         groups = task_groups(spark, sizes)
         n = len(groups)
-        body = functools.partial(run_items, self.ref, items, groups, task, files_of)
+        body = functools.partial(run_items, self.ref, items, groups, task, files_of, grouped)
         out: dict[int, _R] = {}
         for r in spark.range(0, n, 1, n).mapInArrow(body, "payload binary").collect():
             out.update(pickle.loads(r["payload"]))
-        results = [out[i] for i in range(len(items))]
+        results = [out[i] for i in range(n if grouped else len(items))]
         for result in results:
             self.files.update(files_of(result))
         return results
@@ -191,19 +216,24 @@ def run_items(
     groups: list[list[int]],
     task: Callable[[LanceDataset, Any], Any],
     files_of: Callable[[Any], list[str]],
+    grouped: bool,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """The body of a Spark task: for each group index it was given, the dataset opened at the planned version once,
-    then ``task(dataset, items[i])`` for each item ``i`` of the group, its files recorded as soon as written; the
-    group's results pickled, ``{i: result}``."""
+    """The body of a Spark task: for each group index ``g`` it was given, the dataset opened at the planned version
+    once, then ``task(dataset, items[i])`` for each item ``i`` of the group, its files recorded as soon as written
+    (``grouped``: ``task(dataset, the group's items)`` once, its files recorded then); the results pickled, ``{i:
+    result}`` (``grouped``: ``{g: result}``)."""
     for b in batches:
         for g in b.column(0).to_pylist():
             ds = open_dataset(job.uri, job.version, job.storage_options)
             done = {}
-            for i in groups[int(g)]:
-                result = task(ds, items[i])
+            if grouped:
+                done[int(g)] = result = task(ds, [items[i] for i in groups[int(g)]])
                 job.record(files_of(result))
-                done[i] = result
+            else:
+                for i in groups[int(g)]:
+                    done[i] = result = task(ds, items[i])
+                    job.record(files_of(result))
             injected_fault(job)
             out = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
@@ -226,10 +256,9 @@ def on_latest(
 
 @dataclass
 class FragmentChange:
-    """What a task did to one fragment: the fragment with its new deletion file (serialized), or its id if every row is
-    gone; new fragments (ids unassigned) with the row ids they keep."""
+    """What a task did to its fragments: the fragments with new deletion files (serialized), the ids of those whose
+    every row is gone, the rows deleted; new fragments (ids unassigned) with the row ids they keep; files written."""
 
-    fragment_id: int
     updated: list[bytes] = field(default_factory=list)
     removed: list[int] = field(default_factory=list)
     count: int = 0
@@ -247,18 +276,23 @@ def data_files(frags: list[table_pb2.DataFragment]) -> list[str]:
     return [f"{DATA_DIR}/{d.path}" for f in frags for d in f.files]
 
 
+def deletion_files(dels: Deletions) -> list[str]:
+    """The deletion files ``dels`` wrote (relative to the dataset)."""
+    from lancelot.dataset.deletion import deletion_path
+
+    return [deletion_path(int(pb.id), pb.deletion_file) for pb in dels.updated]
+
+
+def changed(dels: Deletions) -> FragmentChange:
+    return FragmentChange(
+        [pb.SerializeToString() for pb in dels.updated], list(dels.removed), dels.count, files=deletion_files(dels)
+    )
+
+
 def deletions_of(ds: LanceDataset, frag: Fragment, positions: np.ndarray) -> FragmentChange:
     dels = Deletions(ds)
     dels.mark(frag, positions)
-    from lancelot.dataset.deletion import deletion_path
-
-    return FragmentChange(
-        frag.fragment_id,
-        [pb.SerializeToString() for pb in dels.updated],
-        list(dels.removed),
-        dels.count,
-        files=[deletion_path(int(pb.id), pb.deletion_file) for pb in dels.updated],
-    )
+    return changed(dels)
 
 
 def fragment_of(ds: LanceDataset, fragment_id: int) -> Fragment:

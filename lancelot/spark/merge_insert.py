@@ -119,11 +119,11 @@ def _target_keys(
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task) and some rows to
     insert: deletion files for the matched (and unmatched-by-source) target rows, new data files for the updated and
-    inserted rows.  Yields one pickled ``FragmentChange`` summary per task (its ``fragment_id`` is -1) and the counts of
+    inserted rows, all written together.  Yields one pickled ``FragmentChange`` summary per task and the counts of
     updated / deleted / inserted; under ``when_matched_fail`` a task that finds a match writes nothing and yields the
     matched key instead (a dict: the driver raises, so Spark does not retry the task)."""
     parts = [b for b in batches if b.num_rows]
-    summary = FragmentChange(-1)
+    summary = FragmentChange()
     counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
     if parts:
         t = pa.Table.from_batches(parts)

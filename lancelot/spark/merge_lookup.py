@@ -260,4 +260,4 @@ def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], check
 
 def summary(r: LookupResult) -> FragmentChange:
     """A task's new fragments as the commit takes them."""
-    return FragmentChange(-1, new=r.new, files=r.files)
+    return FragmentChange(new=r.new, files=r.files)

@@ -14,17 +14,20 @@ are deleted."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lancelot.dataset import blob_write
 from lancelot.dataset.changes import (
     DEFAULT_CONFLICT_RETRIES,
     ChangeInputError,
     DeleteInputError,
+    Deletions,
     NewRows,
     as_expression,
     as_filter,
@@ -40,8 +43,10 @@ from lancelot.spark.jobs import (
     FragmentChange,
     Job,
     change_files,
+    changed,
     commit_update,
     data_files,
+    deletion_files,
     deletions_of,
     fragment_of,
     fragment_sizes,
@@ -124,26 +129,42 @@ def delete(
 # -- update -----------------------------------------------------------------------------------------
 
 
-def _update_task(set_sql: dict[str, str], where: str | None, ds: LanceDataset, fragment_id: int) -> FragmentChange:
-    frag = fragment_of(ds, fragment_id)
+def _update_task(
+    set_sql: dict[str, str], where: str | None, ds: LanceDataset, fragment_ids: list[int]
+) -> FragmentChange:
+    """A group of fragments updated as the library's ``update`` updates a dataset: each fragment's matched rows deleted
+    (a deletion file per fragment) and the new values of all of them written together into new fragments (stable row
+    ids kept).  A failure deletes the deletion files it wrote (``write_fragments`` aborts the data file it writes)."""
     schema = ds.schema
     exprs = {name: as_expression(sql, schema) for name, sql in set_sql.items()}
-    pos = matching_positions(frag, as_filter(where, schema) if where is not None else None)
-    if not len(pos):
-        return FragmentChange(fragment_id)
-    old = frag.take_physical(list(schema.names), pos)
-    values = evaluate(old, exprs)
-    t = old
-    for name in exprs:
-        f = schema.field(name)
-        t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
-    rows = NewRows(ds)
-    rows.keep_ids(frag, pos)
-    new = rows.write(iter([t]))
-    change = deletions_of(ds, frag, pos)
+    cond = as_filter(where, schema) if where is not None else None
+    dels, rows = Deletions(ds), NewRows(ds)
+
+    def changed_rows() -> Iterator[pa.Table]:
+        for fid in fragment_ids:
+            frag = fragment_of(ds, fid)
+            pos = matching_positions(frag, cond)
+            if not len(pos):
+                continue
+            t = blob_write.with_values(frag, frag.take_physical(list(schema.names), pos))  # blobs: values, as ds.update
+            values = evaluate(t, exprs)
+            for name in exprs:
+                f = schema.field(name)
+                t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
+            rows.keep_ids(frag, pos)
+            dels.mark(frag, pos)
+            yield t
+
+    try:
+        new = rows.write(changed_rows())
+    except BaseException:
+        for path in deletion_files(dels):
+            with contextlib.suppress(OSError):
+                ds.store.delete(path)
+        raise
+    change = changed(dels)
     change.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in new]
     change.files += data_files([nf.frag for nf in new])
-    change.count = len(pos)
     return change
 
 
@@ -156,8 +177,9 @@ def update(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Set columns to SQL expressions where a predicate holds, on Spark: the tasks delete each fragment's matched rows
-    and write their new values as new fragments; the driver commits one Update.
+    """Set columns to SQL expressions where a predicate holds, on Spark: each task deletes the matched rows of its
+    fragments and writes their new values together into new fragments, as the library's ``update`` writes those of the
+    whole dataset; the driver commits one Update.
 
     Args:
         spark: The session whose executors do the work.
@@ -196,7 +218,7 @@ def update(
         top_ids = {f.name: int(f.id) for f in cur.manifest.fields if f.parent_id == -1}
         with Job(cur, storage_options) as job:
             ids = [f.fragment_id for f in cur.get_fragments()]
-            changes = job.run(spark, ids, fragment_sizes(cur, [[i] for i in ids]), task, change_files)
+            changes = job.run_groups(spark, ids, fragment_sizes(cur, [[i] for i in ids]), task, change_files)
             v = job.commit(lambda: commit_update(cur, changes, [top_ids[n] for n in set_sql]))
         return v, sum(c.count for c in changes)
 

@@ -7,6 +7,7 @@ fragments make two or three tasks of many fragments each, not one."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pyarrow as pa
@@ -22,10 +23,8 @@ from lancelot.spark import operations as ops  # noqa: E402
 FRAGMENTS = 200
 
 
-@pytest.fixture
-def twins(tmp_path, monkeypatch) -> tuple[str, str]:
-    """Two equal datasets of ``FRAGMENTS`` fragments of three rows, written by pylance; tasks of half the bytes."""
-    monkeypatch.setattr(jobs, "MIN_TASK_BYTES", 1)
+def _twins(tmp_path, **kw) -> tuple[str, str]:
+    """Two equal datasets of ``FRAGMENTS`` fragments of three rows, written by pylance (``kw``: its options)."""
     n = 3 * FRAGMENTS
     t = pa.table(
         {"id": pa.array(range(n), pa.int64()), "x": [i * 0.5 for i in range(n)], "s": [f"s{i}" for i in range(n)]}
@@ -33,10 +32,17 @@ def twins(tmp_path, monkeypatch) -> tuple[str, str]:
     uris = []
     for name in ("spark", "pylance"):
         uri = str(tmp_path / name)
-        lance.write_dataset(t, uri, max_rows_per_file=3)
+        lance.write_dataset(t, uri, max_rows_per_file=3, **kw)
         uris.append(uri)
     assert len(lance.dataset(uris[0]).get_fragments()) == FRAGMENTS
     return uris[0], uris[1]
+
+
+@pytest.fixture
+def twins(tmp_path, monkeypatch) -> tuple[str, str]:
+    """``_twins``; tasks of half the bytes."""
+    monkeypatch.setattr(jobs, "MIN_TASK_BYTES", 1)
+    return _twins(tmp_path)
 
 
 def _tasks(spark, run) -> tuple[object, int]:
@@ -125,15 +131,48 @@ def test_merge_insert_through_the_join_runs_in_a_few_tasks(spark, twins):
     _same(a, b)
 
 
-def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypatch):
+def _with_ids(uri: str) -> pa.Table:
+    """The rows of ``uri`` and their row ids (pylance reads them), by id; lancelot reads the same."""
+    t = lance.dataset(uri).to_table(with_row_id=True).sort_by("id")
+    assert lancelot.dataset(uri).to_table(with_row_id=True).sort_by("id").equals(t)
+    return t
+
+
+def test_update_writes_the_rows_of_a_task_together(spark, tmp_path, monkeypatch):
+    """A task's updated rows go to one new fragment (as the library's ``update`` writes all of them), keeping their
+    stable row ids: in one task, the fragments, rows and row ids pylance's own update leaves on a twin."""
+    a, b = _twins(tmp_path, enable_stable_row_ids=True)
+    got, tasks = _tasks(spark, lambda: ops.update(spark, a, {"x": "x + 1"}, where="id % 5 = 0"))
+    assert got == lance.dataset(b).update({"x": "x + 1"}, where="id % 5 = 0") == {"num_rows_updated": 120}
+    assert tasks == 1 and len(lance.dataset(a).get_fragments()) == len(lance.dataset(b).get_fragments()) == 201
+    _same(a, b)
+    assert _with_ids(a).equals(_with_ids(b))
+
+    monkeypatch.setattr(jobs, "MIN_TASK_BYTES", 1)  # two or three tasks: a new fragment each, pylance's update one
+    got, tasks = _tasks(spark, lambda: ops.update(spark, a, {"s": "concat(s, '!')"}, where="id % 2 = 0"))
+    assert got == lance.dataset(b).update({"s": "concat(s, '!')"}, where="id % 2 = 0")
+    assert 1 < tasks <= 3
+    assert len(lance.dataset(a).get_fragments()) == len(lance.dataset(b).get_fragments()) + tasks - 1
+    _same(a, b)
+    assert _with_ids(a).equals(_with_ids(b))
+
+
+@pytest.mark.parametrize("op", ["delete", "update"])
+def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypatch, op):
     a, _ = twins
     before, version = _files(a), lance.dataset(a).version
     monkeypatch.setenv(jobs.FAULT_ENV, "raise")  # the first task fails once its fragments' files are written
     with pytest.raises(Exception, match="injected fault"):
-        ops.delete(spark, a, "id % 2 = 0")
+        if op == "delete":
+            ops.delete(spark, a, "id % 2 = 0")
+        else:
+            ops.update(spark, a, {"x": "x + 1"}, where="id % 2 = 0")
     monkeypatch.delenv(jobs.FAULT_ENV)
+    deadline = time.monotonic() + 60  # the job's other tasks end (their late files deleted by them) before we look
+    while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert lance.dataset(a).version == version
-    assert _files(a) == before  # the deletion files of every fragment of every task were deleted
+    assert _files(a) == before  # the deletion (and data) files of every fragment of every task were deleted
 
 
 def test_the_default_budget_makes_one_task_of_small_fragments(spark, twins, monkeypatch):
@@ -152,3 +191,24 @@ def test_pack_whole_keeps_units_whole_and_in_order():
     # budget: min(100, max(20, 540 / 2)) = 100 bytes; the big unit is a task alone, an empty one is kept
     assert pack_whole(units, 100, 2, 20) == [["a", "b"], ["big"], ["c", "d", "e"]]
     assert pack_whole([("a", 10)] * 8, 1000, 4, 1) == [["a", "a"]] * 4  # 80 bytes for 4 cores: 20 a task
+
+
+def test_update_of_a_dataset_with_blobs_rewrites_their_values(spark, tmp_path):
+    """The updated rows' blobs are written as values (scans return descriptions), as pylance's update keeps them."""
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), blob])
+    t = pa.table({"id": list(range(20)), "b": [bytes([i]) * (i + 1) for i in range(20)]}, schema=schema)
+    a, b = str(tmp_path / "spark"), str(tmp_path / "pylance")
+    for uri in (a, b):
+        lance.write_dataset(t, uri, max_rows_per_file=5)
+    assert ops.update(spark, a, {"id": "id + 100"}, where="id % 3 = 0") == lance.dataset(b).update(
+        {"id": "id + 100"}, where="id % 3 = 0"
+    )
+
+    def blobs(uri: str) -> list[tuple[int, bytes]]:
+        ds = lance.dataset(uri)
+        ids = ds.to_table(columns=["id"], with_row_id=True)
+        files = ds.take_blobs("b", ids=ids.column("_rowid").to_pylist())
+        return sorted(zip(ids.column("id").to_pylist(), [f.readall() for f in files]))
+
+    assert blobs(a) == blobs(b) and len(blobs(a)) == 20
