@@ -236,8 +236,8 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
         return scanner.to_table().to_pandas(**kwargs)
     asked = ROW_ADDR in schema.names
     if blob_mode == "bytes":
-        return scanner._copy_with(binary=True).to_table().to_pandas(**kwargs)
-    t = scanner._copy_with(binary=False, with_row_address=True).to_table()
+        return scanner.with_blob_reads(binary=True).to_table().to_pandas(**kwargs)
+    t = scanner.with_blob_reads(binary=False, with_row_address=True).to_table()
     ds = scanner.state.ds
     addresses = t.column(ROW_ADDR).to_pylist()
     files: dict[str, list[BlobFile | None]] = {}
