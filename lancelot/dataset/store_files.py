@@ -134,7 +134,7 @@ def skip_file_sync(writer: Any) -> None:
     sink, target = getattr(out, "_sink", None), getattr(out, "_target", None)
     if type(sink) is not BackgroundWriter or type(target) is not LocalTarget:
         return
-    sink._sync_every = float("inf")
+    sink.sync_every = float("inf")
     target.sync = False
 
 
