@@ -23,7 +23,7 @@ import struct
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -200,14 +200,9 @@ def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: 
     """An index file as pylance writes them: global buffer 0 the schema, then ``extra`` global buffers (a label list's
     null rows) and no zone maps (pylance reads its own buffers by number)."""
     w = store.open_output(path, table.schema, version=version)
-    w._zones = None  # type: ignore[assignment]  # lancelot's zone-map global buffer would take the number of an index buffer
-    if extra:
-        finish = w._out.finish
-
-        def with_extra(columns: list[Any], gbufs: list[bytes]) -> None:
-            finish(columns, [*gbufs, *extra])
-
-        w._out.finish = with_extra  # type: ignore[method-assign,assignment]
+    w.skip_zone_maps()  # lancelot's zone-map global buffer would take the number of an index buffer
+    for buf in extra:
+        w.add_global_buffer(buf)
     try:
         w.write(table)
     except BaseException:
