@@ -41,6 +41,16 @@ _CACHE_LOCK = threading.Lock()
 _cached = 0  # positions held by _CACHE
 
 
+def cached_deletions() -> dict[tuple[str, str], np.ndarray]:
+    """The deleted positions kept now, by (store uri, deletion file path) (a session's accounting).
+
+    Returns:
+        A new dict (the cache goes on changing).
+    """
+    with _CACHE_LOCK:
+        return {k[:2]: a for k, a in _CACHE.items()}
+
+
 def deletion_path(fragment_id: int, d: table_pb2.DeletionFile) -> str:
     """The deletion file's path relative to the dataset root."""
     suffix = _SUFFIX.get(d.file_type)

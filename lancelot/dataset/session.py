@@ -209,11 +209,8 @@ def _held(ds: LanceDataset, counted: set[int], *, shared: bool) -> int:
     total = sum(_object_bytes(v) for v in ds.file_shapes.values())
     arrays = [a for f in ds.snapshot.fragments or [] if (a := f.loaded_deletions) is not None]
     if shared:
-        options = repr(sorted(ds.storage_options.items())) if ds.storage_options else "[]"
-        with open_files._LOCK:
-            files = {k[:2]: lf for k, lf in open_files._FILES.items() if k[2] == options}
-        with deletion._CACHE_LOCK:
-            dels = {k[:2]: a for k, a in deletion._CACHE.items()}
+        files = open_files.files_open(ds.storage_options)
+        dels = deletion.cached_deletions()
         for frag in ds.manifest.fragments:
             for df in frag.files:
                 try:
