@@ -244,7 +244,7 @@ def rebase_deletions(
     again on the latest version.  Returns the rebased transaction (read version = ``latest``'s) and its builder.
     """
     from lancelot.dataset.manifest import apply_feature_flags
-    from lancelot.dataset.operation import _replace_fragments
+    from lancelot.dataset.operation import replace_fragments
     from lancelot.dataset.transaction import operation
     from lancelot.errors import RetryableCommitConflictError
 
@@ -301,7 +301,7 @@ def rebase_deletions(
 
     def rebased(base: ManifestFile | None, v: int) -> tuple[table_pb2.Manifest, bytes | None]:
         m, index = build(base, v)
-        stable = _replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
+        stable = replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
         if dropped:
             apply_feature_flags(m, stable)
         return m, index

@@ -37,7 +37,7 @@ from lancelot.dataset.index_remap import (
     serialize_row_id_tree_map,
 )
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
-from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.operation import finish_manifest, start_manifest
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
@@ -224,8 +224,8 @@ def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceValueError(f"dataset {ds.uri!r} does not exist")
-        m = _start(base, take=True)
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        m = start_manifest(base, take=True)
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         kept = [i for i in read_indices(base.index_section) if bytes(i.uuid.uuid) not in gone]
         section = table_pb2.IndexSection(indices=[*kept, *new])
         return m, section.SerializeToString()

@@ -17,7 +17,7 @@ import pyarrow as pa
 from lancelot.dataset.config import build_restore, build_update_config
 from lancelot.dataset.fragment_metadata import as_data_file
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
-from lancelot.dataset.operation import _finish, _start, build_delete
+from lancelot.dataset.operation import build_delete, finish_manifest, start_manifest
 from lancelot.dataset.operation_changes import NewFragment, build_merge, build_project, build_update
 from lancelot.dataset.rowids import row_ids, row_versions
 from lancelot.dataset.store import ObjectStore
@@ -83,7 +83,7 @@ def build_data_replacement(groups: list[transaction_pb2.Transaction.DataReplacem
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = start_manifest(base)
         by_id = {int(f.id): f for f in m.fragments}
         for g in groups:
             frag = by_id.get(int(g.fragment_id))
@@ -109,7 +109,7 @@ def build_data_replacement(groups: list[transaction_pb2.Transaction.DataReplacem
                 )
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, base.index_section
 
     return build
@@ -237,7 +237,7 @@ def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_p
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         section = table_pb2.IndexSection()
         if base.index_section:
             section.ParseFromString(base.index_section)
@@ -245,7 +245,7 @@ def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_p
         keep = [i for i in section.indices if bytes(i.uuid.uuid) not in gone]
         del section.indices[:]
         section.indices.extend(keep + list(new))
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         out: bytes = section.SerializeToString()
         return m, out
 
