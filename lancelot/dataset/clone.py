@@ -14,7 +14,7 @@ import os
 import uuid as _uuid
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, list_versions, load_manifest, write_version_hint
 from lancelot.dataset.commit_options import CommitRequest, create_manifest, with_commit_lock
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, VERSIONS_DIR, ManifestFile, manifest_name, serialize_manifest
 from lancelot.dataset.operation import finish_manifest, start_manifest
@@ -75,7 +75,7 @@ def commit_clone(req: CommitRequest, *, _copied: bool = False) -> Committed:
     file = manifest_name(ref_version, "v2")
     locked = with_commit_lock(store, req.commit_lock)
     create_manifest(locked, f"{VERSIONS_DIR}/{file}", ref_version, serialize_manifest(m, index))
-    _write_hint(store, ref_version)
+    write_version_hint(store, ref_version)
     known = (Versions({ref_version: file}, "v2"), ManifestFile(m, index, None))
     return Committed(uri, ref_version, storage_options, store, known)
 

@@ -23,7 +23,7 @@ from lancelot.dataset.rowids import row_ids, row_versions
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction_api import (
     TransactionError,
-    _frags,
+    fragment_protos,
     schema_fields_of,
 )
 from lancelot.errors import LanceError, VersionNotFoundError
@@ -123,7 +123,7 @@ def plan_operation(
     if read is None and kind not in ("Restore",):
         raise TransactionError(f"dataset {uri!r} does not exist: only Overwrite can create it")
     if kind == "Delete":
-        updated = _frags(list(op.updated_fragments))
+        updated = fragment_protos(list(op.updated_fragments))
         pb.delete.updated_fragments.extend(updated)
         pb.delete.deleted_fragment_ids.extend(int(i) for i in op.deleted_fragment_ids)
         pb.delete.predicate = str(op.predicate or "")
@@ -131,11 +131,11 @@ def plan_operation(
     if kind == "Update":
         assert read is not None
         u = pb.update
-        updated = _frags(list(op.updated_fragments))
+        updated = fragment_protos(list(op.updated_fragments))
         removed = [int(i) for i in op.removed_fragment_ids]
         touched = set(removed) | {int(f.id) for f in updated}
         new = []
-        for f in _frags(list(op.new_fragments)):
+        for f in fragment_protos(list(op.new_fragments)):
             u.new_fragments.append(f)
             kept = _decode_ids(f, f"dataset {uri!r}: a new fragment")
             bare = table_pb2.DataFragment()
@@ -159,7 +159,7 @@ def plan_operation(
                 DeprecationWarning,
                 stacklevel=4,
             )
-        frags = _frags(list(op.fragments))
+        frags = fragment_protos(list(op.fragments))
         fields, md = schema_fields_of(op.schema)
         pb.merge.fragments.extend(frags)
         pb.merge.schema.extend(fields)
