@@ -16,8 +16,8 @@ import pyarrow as pa
 from lancelot import field_metadata
 from lancelot.dataset.blob import (
     BlobColumnError,
-    _places,
     _Row,
+    blob_places,
     choose,
     descend,
     holds_blob,
@@ -120,7 +120,7 @@ def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
 
 def _bytes_of(ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: Rows) -> pa.Array:
     if is_blob_field(ds_field):
-        places = _places(ds, path, rows)
+        places = blob_places(ds, path, rows)
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
     if not holds_blob(ds_field, is_blob_field):
         return arr
