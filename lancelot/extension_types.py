@@ -129,14 +129,14 @@ def _is_jsonb(f: pa.Field) -> bool:
     return bool(f.metadata) and f.metadata.get(NAME_KEY) == LANCE_JSON.encode() and pa.types.is_large_binary(f.type)
 
 
-def _is_lance_json(f: pa.Field) -> bool:
+def holds_lance_json(f: pa.Field) -> bool:
     """``f`` or a field below it is stored JSON (what a dataset scan turns back into text)."""
     if _is_jsonb(f):
         return True
     t = f.type
     if is_extension(t) or pa.types.is_dictionary(t):
         return False
-    return any(_is_lance_json(t.field(i)) for i in range(t.num_fields))
+    return any(holds_lance_json(t.field(i)) for i in range(t.num_fields))
 
 
 def _json_field(f: pa.Field) -> pa.Field:
@@ -144,7 +144,7 @@ def _json_field(f: pa.Field) -> pa.Field:
     if _is_jsonb(f):
         md = {k: v for k, v in f.metadata.items() if k not in LANCE_JSON_METADATA}
         return pa.field(f.name, pa.json_(), f.nullable, md or None)
-    if not _is_lance_json(f):
+    if not holds_lance_json(f):
         return f
     return map_children(f, _json_field)
 
@@ -170,7 +170,7 @@ def map_children(f: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
 
 def dataset_schema(schema: pa.Schema) -> pa.Schema:
     """The schema a dataset shows (pylance's): JSONB fields as ``arrow.json`` (string storage)."""
-    if not any(_is_lance_json(f) for f in schema):
+    if not any(holds_lance_json(f) for f in schema):
         return schema
     return pa.schema([_json_field(f) for f in schema], metadata=schema.metadata)
 
@@ -179,7 +179,7 @@ def _decoded(arr: pa.Array, f: pa.Field) -> pa.Array:
     """The values of stored field ``f`` as a dataset scan returns them (JSONB as JSON text)."""
     if _is_jsonb(f):
         return jsonb.decode_array(arr)
-    if not _is_lance_json(f):
+    if not holds_lance_json(f):
         return arr
     kids = child_fields(f.type)
     return map_child_arrays(arr, _json_field(f).type, lambda child, i: _decoded(child, kids[i]))
@@ -189,7 +189,7 @@ def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
     """The columns of a data file's ``table`` as a dataset scan returns them: JSONB as JSON text."""
     out = []
     for f, col in zip(table.schema, table.columns):
-        if _is_lance_json(f):
+        if holds_lance_json(f):
             try:
                 chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
                 parts = [_decoded(c, f) for c in chunks]

@@ -132,6 +132,7 @@ class LanceWriter:
         self.num_rows = 0
         self._lock = threading.RLock()  # one write/close/abort at a time: batches stay whole
         self._out = ContainerWriter(self.path, self.version, storage_options)
+        self._extra_buffers: list[bytes] = []
         self._closed = False
         self._worker = None
         try:
@@ -153,7 +154,7 @@ class LanceWriter:
                 self.settings.price.columns = [c for w in self._writers for c in getattr(w, "columns", [])]
             # zone statistics computed on the page pool (the caller's thread goes on shredding)
             run = self._worker.run if self._worker is not None else None
-            self._zones = ZoneMapBuilder(self._stored, run=run, columns=setup.zone_columns)
+            self._zones: ZoneMapBuilder | None = ZoneMapBuilder(self._stored, run=run, columns=setup.zone_columns)
         except BaseException:
             self._stop_worker()
             self._out.abort()
@@ -269,6 +270,30 @@ class LanceWriter:
                 self._worker.drain()
             return int(-(-self._out.pos // align) * align)
 
+    def add_global_buffer(self, data: bytes) -> int:
+        """Add a global buffer to the file, after the schema's and before lancelot's zone maps (as pylance's
+        ``LanceFileWriter.add_global_buffer``).
+
+        Args:
+            data: The buffer's bytes.
+
+        Returns:
+            The buffer's number in the file (the schema's is 0).
+        """
+        with self._lock:
+            self._extra_buffers.append(bytes(data))
+            return len(self._extra_buffers)
+
+    def skip_zone_maps(self) -> None:
+        """Write no zone-map global buffer (a file whose global buffers another reader takes by number, as pylance's
+        index files).
+
+        Returns:
+            None.
+        """
+        with self._lock:
+            self._zones = None
+
     def close(self) -> None:
         """Finish the file (the last pages, the column metadata, the footer) and move it into place.
 
@@ -293,7 +318,7 @@ class LanceWriter:
                         f"0..{self._num_columns - 1}",
                         path=self.path,
                     )
-                gbufs = [self._normalized.descriptor(self.num_rows).SerializeToString()]
+                gbufs = [self._normalized.descriptor(self.num_rows).SerializeToString(), *self._extra_buffers]
                 if zones is not None:
                     gbufs.append(zones)
                 self._out.finish([c.metadata() for c in columns], gbufs)

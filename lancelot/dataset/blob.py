@@ -324,7 +324,7 @@ def places_in(
     return out
 
 
-def _places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]:
+def blob_places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]:
     """Where each selected row's blob lies (None: a null blob), in the order asked: the descriptions of each fragment's
     rows read once, in one take of its data file."""
     top, path, _ = resolve_blob_column(ds, column)
@@ -422,7 +422,7 @@ def take_blobs(ds: LanceDataset, blob_column: str, rows: Rows, buffer_size: int)
         None
         if p is None
         else BlobFile(p.open, p.offset, p.size, buffer_size=buffer_size, where=p.where, shared=p.shared)
-        for p in _places(ds, blob_column, rows)
+        for p in blob_places(ds, blob_column, rows)
     ]
 
 
@@ -461,7 +461,7 @@ def read_blobs(
 ) -> list[tuple[int, bytes | None]]:
     """``(row address, bytes)`` per selected row (None for a null blob); reads are planned per source in one call (no
     scheduler buffer to size)."""
-    places = _places(ds, blob_column, rows)
+    places = blob_places(ds, blob_column, rows)
     data = read_places(places, [(0, p.size if p else 0) for p in places])
     out = list(zip(rows.addresses().tolist(), data))
     return out if preserve_order is not False else sorted(out, key=lambda x: x[0])
@@ -477,7 +477,7 @@ def read_blob_ranges(
     """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
     reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
     rows = choose(ds, blob_column, [r for r, _, _ in reqs], None, None, given=selector)
-    places = _places(ds, blob_column, rows)
+    places = blob_places(ds, blob_column, rows)
     addresses = rows.addresses().tolist()
     for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):
         if off < 0 or ln < 0:

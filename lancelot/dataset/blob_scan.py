@@ -16,8 +16,8 @@ import pyarrow as pa
 from lancelot import field_metadata
 from lancelot.dataset.blob import (
     BlobColumnError,
-    _places,
     _Row,
+    blob_places,
     choose,
     descend,
     holds_blob,
@@ -120,7 +120,7 @@ def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
 
 def _bytes_of(ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: Rows) -> pa.Array:
     if is_blob_field(ds_field):
-        places = _places(ds, path, rows)
+        places = blob_places(ds, path, rows)
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
     if not holds_blob(ds_field, is_blob_field):
         return arr
@@ -236,8 +236,8 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
         return scanner.to_table().to_pandas(**kwargs)
     asked = ROW_ADDR in schema.names
     if blob_mode == "bytes":
-        return scanner._copy_with(binary=True).to_table().to_pandas(**kwargs)
-    t = scanner._copy_with(binary=False, with_row_address=True).to_table()
+        return scanner.with_blob_reads(binary=True).to_table().to_pandas(**kwargs)
+    t = scanner.with_blob_reads(binary=False, with_row_address=True).to_table()
     ds = scanner.state.ds
     addresses = t.column(ROW_ADDR).to_pylist()
     files: dict[str, list[BlobFile | None]] = {}

@@ -32,11 +32,11 @@ import numpy as np
 from lancelot.dataset.commit import (
     AFTER_COMMIT,
     Versions,
-    _hinted,
-    _write_hint,
+    hinted_version,
     list_versions,
     load_manifest,
     manifest_from_bytes,
+    write_version_hint,
 )
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
@@ -325,8 +325,9 @@ def cleanup_old_versions(
     stats = CleanupStats(_pace=0.0 if delete_rate_limit is None else 1.0 / delete_rate_limit)
     stats._candidates = [] if dry_run else None
     sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
-    if old and not dry_run and listed.latest is not None and (_hinted(store) or 0) < listed.latest:
-        _write_hint(store, listed.latest)  # (a hint older than a removed version would find a gap: no next manifest)
+    if old and not dry_run and listed.latest is not None and (hinted_version(store) or 0) < listed.latest:
+        # (a hint older than a removed version would find a gap: no next manifest)
+        write_version_hint(store, listed.latest)
     for v in old:  # manifests first: no listed version ever loses a file
         path = f"{VERSIONS_DIR}/{listed.names[v]}"
         size = sizes.get(path)

@@ -14,10 +14,10 @@ import os
 import uuid as _uuid
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, list_versions, load_manifest, write_version_hint
 from lancelot.dataset.commit_options import CommitRequest, create_manifest, with_commit_lock
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, VERSIONS_DIR, ManifestFile, manifest_name, serialize_manifest
-from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.operation import finish_manifest, start_manifest
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, new_transaction, transaction_name
 from lancelot.dataset.transaction_api import InvalidOperationError
@@ -60,8 +60,8 @@ def commit_clone(req: CommitRequest, *, _copied: bool = False) -> Committed:
     if operation.is_shallow:
         m, index = _cloned_manifest(src, ref_path, operation.ref_name)
     else:
-        m, index = _start(src), src.index_section
-        _finish(m, ref_version, bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        m, index = start_manifest(src), src.index_section
+        finish_manifest(m, ref_version, bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
     txn = new_transaction(int(req.read_version or 0))
     c = txn.clone
     c.is_shallow, c.ref_version, c.ref_path = bool(operation.is_shallow), ref_version, ref_path
@@ -75,14 +75,14 @@ def commit_clone(req: CommitRequest, *, _copied: bool = False) -> Committed:
     file = manifest_name(ref_version, "v2")
     locked = with_commit_lock(store, req.commit_lock)
     create_manifest(locked, f"{VERSIONS_DIR}/{file}", ref_version, serialize_manifest(m, index))
-    _write_hint(store, ref_version)
+    write_version_hint(store, ref_version)
     known = (Versions({ref_version: file}, "v2"), ManifestFile(m, index, None))
     return Committed(uri, ref_version, storage_options, store, known)
 
 
 def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> tuple[table_pb2.Manifest, bytes | None]:
     """The source manifest with its own root's files re-based onto a new base path."""
-    m = _start(src)
+    m = start_manifest(src)
     base_id = max((int(b.id) for b in m.base_paths), default=-1) + 1
     for f in m.fragments:
         for d in f.files:
@@ -101,7 +101,7 @@ def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> 
             if not i.HasField("base_id"):
                 i.base_id = base_id
         index = section.SerializeToString()
-    _finish(m, int(src.manifest.version), bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+    finish_manifest(m, int(src.manifest.version), bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
     return m, index
 
 

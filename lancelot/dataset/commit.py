@@ -178,7 +178,7 @@ def latest_by_hint(store: ObjectStore, uri: str, expect: int | None = None) -> t
     (then: list) whenever anything differs from that: no hint, a stale one, a manifest missing
     or damaged, or (``expect``) a version other than that one.  Object stores list (a LIST page is
     one request there)."""
-    version = _hinted(store)
+    version = hinted_version(store)
     if version is None or version != (expect or version):
         return None
     try:
@@ -203,13 +203,13 @@ def still_latest(store: ObjectStore, versions: Versions, mf: ManifestFile) -> tu
 def latest_hinted(store: ObjectStore) -> int | None:
     """The latest version by the version hint, its manifest not read: the hinted version's manifest
     is there (either naming scheme) and none of the version after it; None (then: list) otherwise."""
-    version = _hinted(store)
+    version = hinted_version(store)
     if version is None or not any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version, s)}") for s in ("v2", "v1")):
         return None
     return version if _none_after(store, version) else None
 
 
-def _hinted(store: ObjectStore) -> int | None:
+def hinted_version(store: ObjectStore) -> int | None:
     """The version ``latest_version_hint.json`` names (local disks), None if none can be read."""
     if not store.is_local:
         return None
@@ -484,11 +484,11 @@ def _load_vanishing(store: ObjectStore, uri: str, versions: Versions, version: i
 
 
 def _done(store: ObjectStore, version: int) -> int:
-    _write_hint(store, version)
+    write_version_hint(store, version)
     return version
 
 
-def _write_hint(store: ObjectStore, version: int) -> None:
+def write_version_hint(store: ObjectStore, version: int) -> None:
     """latest_version_hint.json, as pylance writes it (a hint only: readers list _versions/)."""
     try:
         store.put_hint(f"{VERSIONS_DIR}/{HINT_FILE}", b'{"version":%d}' % version)

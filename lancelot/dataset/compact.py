@@ -31,7 +31,7 @@ from lancelot.dataset.compact_rewrite import rewrite_group
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import FLAG_MIXED_FILE_VERSIONS, FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
-from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.operation import finish_manifest, start_manifest
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
@@ -220,10 +220,10 @@ def build_reserve(n: int, uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         used = max([int(f.id) for f in m.fragments] + [int(m.max_fragment_id) if m.HasField("max_fragment_id") else -1])
         m.max_fragment_id = used + n
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         return m, base.index_section
 
     return build
@@ -243,7 +243,7 @@ def build_rewrite(
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = start_manifest(base)
         frags = [table_pb2.DataFragment() for _ in m.fragments]
         for c, f in zip(frags, m.fragments, strict=True):
             c.CopyFrom(f)
@@ -272,7 +272,7 @@ def build_rewrite(
             m.max_fragment_id = top
         if _other_version(m, [f for _, new in groups for f in new]):
             m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (kept from then on, as pylance keeps it)
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         if remap is None:
             return m, base.index_section
         return m, remap.section(store, base.index_section, where)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, field_paths
-from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.operation import finish_manifest, start_manifest
 from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2, transaction_pb2
 
@@ -92,7 +92,7 @@ def build_update_config(op: transaction_pb2.Transaction.UpdateConfig, uri: str) 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         if op.HasField("config_updates"):
             apply_update(m.config, op.config_updates, raw=False)
@@ -110,7 +110,7 @@ def build_update_config(op: transaction_pb2.Transaction.UpdateConfig, uri: str) 
             if f is None:
                 raise LanceError(f"dataset {uri!r} version {version}: no field with id {fid}")
             apply_update(f.metadata, upd, raw=True)
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, base.index_section
 
     return build
@@ -123,7 +123,7 @@ def build_restore(old: ManifestFile, uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(old)
+        m = start_manifest(old)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         latest = base.manifest
         top = max([int(latest.max_fragment_id), int(m.max_fragment_id)] + [int(f.id) for f in latest.fragments])
@@ -131,7 +131,7 @@ def build_restore(old: ManifestFile, uri: str) -> Builder:
             m.max_fragment_id = top
         if latest.next_row_id > m.next_row_id:
             m.next_row_id = latest.next_row_id
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, old.index_section
 
     return build

@@ -61,7 +61,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     """
 
     #: the data files of a session with its own metadata capacity (None: the process-wide ones, open_files.py)
-    _file_cache: FileCache | None = None
+    file_cache: FileCache | None = None
 
     def __init__(
         self,
@@ -258,8 +258,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         """
         store, prefix = self.base_store(df, where)
         path = f"{prefix}{check_relative_path(df.path, where)}"
-        if self._file_cache is not None:
-            return self._file_cache.open(store, path, where, self.storage_options)
+        if self.file_cache is not None:
+            return self.file_cache.open(store, path, where, self.storage_options)
         return open_data_file(store, path, where, self.storage_options)
 
     def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:

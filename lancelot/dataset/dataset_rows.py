@@ -69,7 +69,6 @@ class RowsMixin:
         return _take.take(self, indices, columns)
 
     _take_rows = _take.take_rows
-    _rows_at = _take.rows_at
 
     def sample(
         self: LanceDataset,

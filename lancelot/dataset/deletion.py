@@ -41,6 +41,16 @@ _CACHE_LOCK = threading.Lock()
 _cached = 0  # positions held by _CACHE
 
 
+def cached_deletions() -> dict[tuple[str, str], np.ndarray]:
+    """The deleted positions kept now, by (store uri, deletion file path) (a session's accounting).
+
+    Returns:
+        A new dict (the cache goes on changing).
+    """
+    with _CACHE_LOCK:
+        return {k[:2]: a for k, a in _CACHE.items()}
+
+
 def deletion_path(fragment_id: int, d: table_pb2.DeletionFile) -> str:
     """The deletion file's path relative to the dataset root."""
     suffix = _SUFFIX.get(d.file_type)
@@ -234,7 +244,7 @@ def rebase_deletions(
     again on the latest version.  Returns the rebased transaction (read version = ``latest``'s) and its builder.
     """
     from lancelot.dataset.manifest import apply_feature_flags
-    from lancelot.dataset.operation import _replace_fragments
+    from lancelot.dataset.operation import replace_fragments
     from lancelot.dataset.transaction import operation
     from lancelot.errors import RetryableCommitConflictError
 
@@ -291,7 +301,7 @@ def rebase_deletions(
 
     def rebased(base: ManifestFile | None, v: int) -> tuple[table_pb2.Manifest, bytes | None]:
         m, index = build(base, v)
-        stable = _replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
+        stable = replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
         if dropped:
             apply_feature_flags(m, stable)
         return m, index

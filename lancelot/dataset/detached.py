@@ -20,7 +20,7 @@ from lancelot.dataset.commit_options import (
 from lancelot.dataset.manifest import VERSIONS_DIR, ManifestFile, serialize_manifest
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, transaction_name
-from lancelot.dataset.transaction_api import TransactionError, UnsupportedTransactionError, _frags
+from lancelot.dataset.transaction_api import TransactionError, UnsupportedTransactionError, fragment_protos
 from lancelot.dataset.writing import Committed
 from lancelot.errors import CommitConflictError, VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
@@ -100,7 +100,7 @@ def _append_builder(operation: Any, pb: transaction_pb2.Transaction, uri: str) -
         raise NotImplementedError("lancelot does not commit a detached Overwrite")
     if kind != "Append":
         return None
-    frags = _frags(list(operation.fragments))
+    frags = fragment_protos(list(operation.fragments))
     for f in frags:
         f.ClearField("id")
     pb.append.fragments.extend(frags)

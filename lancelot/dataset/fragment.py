@@ -197,6 +197,16 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         return merge_columns(self, value_func, columns, batch_size, reader_schema)
 
+    @property
+    def loaded_deletions(self) -> np.ndarray | None:
+        """The deleted positions if ``deleted_positions`` has read them already, else None (no I/O: what a session
+        counts as held).
+
+        Returns:
+            The uint32 numpy array, or None.
+        """
+        return self._deleted
+
     def deleted_positions(self) -> np.ndarray:
         """The deleted rows of the fragment, from its deletion file (read once per process: ``read_deletions``).
 

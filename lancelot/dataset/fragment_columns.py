@@ -55,9 +55,9 @@ def plain_file(schema: pa.Schema) -> bool:
 
 def _plain(schema: pa.Schema) -> bool:
     from lancelot import field_metadata
-    from lancelot.extension_types import _is_lance_json
+    from lancelot.extension_types import holds_lance_json
 
-    return not any(blob.holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
+    return not any(blob.holds_blob(f, field_metadata.is_blob) or holds_lance_json(f) for f in schema)
 
 
 def out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:

@@ -32,12 +32,12 @@ from lancelot.dataset.index_remap import (
     BTREE,
     BTREE_LOOKUP,
     BTREE_PAGES,
-    _write,
     read_indices,
     serialize_row_id_tree_map,
+    write_index_file,
 )
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
-from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.operation import finish_manifest, start_manifest
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
@@ -157,7 +157,7 @@ def _btree(ds: LanceDataset, where: str, values: pa.Array, addrs: np.ndarray, ve
     t = pa.table({"values": values, "ids": pa.array(addrs, pa.uint64())}).take(_order(values, addrs))
     schema = pa.schema([pa.field("values", values.type), pa.field("ids", pa.uint64(), nullable=False)])
     data = pa.Table.from_arrays([t.column(0), t.column(1)], schema=schema)
-    _write(ds.store, f"{where}/{BTREE_PAGES}", data, version)
+    write_index_file(ds.store, f"{where}/{BTREE_PAGES}", data, version)
     vals = data.column(0)
     starts = list(range(0, max(data.num_rows, 1), BATCH_SIZE))
     firsts = [vals[s] for s in starts] if data.num_rows else [pa.scalar(None, values.type)]
@@ -181,7 +181,7 @@ def _btree(ds: LanceDataset, where: str, values: pa.Array, addrs: np.ndarray, ve
         ],
         schema=lookup_schema,
     )
-    _write(ds.store, f"{where}/{BTREE_LOOKUP}", lookup, version)
+    write_index_file(ds.store, f"{where}/{BTREE_LOOKUP}", lookup, version)
     return _sizes(ds, where, [BTREE_PAGES, BTREE_LOOKUP])
 
 
@@ -211,7 +211,7 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
         metadata={"lance:index_stats": json.dumps({"num_bitmaps": len(out_keys)}, separators=(",", ":"))},
     )
     table = pa.Table.from_arrays([pa.array(out_keys, values.type), pa.array(maps, pa.binary())], schema=schema)
-    _write(ds.store, f"{where}/{BITMAP_LOOKUP}", table, version)
+    write_index_file(ds.store, f"{where}/{BITMAP_LOOKUP}", table, version)
     return _sizes(ds, where, [BITMAP_LOOKUP])
 
 
@@ -224,8 +224,8 @@ def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceValueError(f"dataset {ds.uri!r} does not exist")
-        m = _start(base, take=True)
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        m = start_manifest(base, take=True)
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         kept = [i for i in read_indices(base.index_section) if bytes(i.uuid.uuid) not in gone]
         section = table_pb2.IndexSection(indices=[*kept, *new])
         return m, section.SerializeToString()

@@ -23,7 +23,7 @@ import struct
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -196,18 +196,13 @@ def _read(store: ObjectStore, path: str) -> LanceFile:
     return LanceFile(store.open_input(path))
 
 
-def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: Sequence[bytes] = ()) -> None:
+def write_index_file(store: ObjectStore, path: str, table: pa.Table, version: str, extra: Sequence[bytes] = ()) -> None:
     """An index file as pylance writes them: global buffer 0 the schema, then ``extra`` global buffers (a label list's
     null rows) and no zone maps (pylance reads its own buffers by number)."""
     w = store.open_output(path, table.schema, version=version)
-    w._zones = None  # type: ignore[assignment]  # lancelot's zone-map global buffer would take the number of an index buffer
-    if extra:
-        finish = w._out.finish
-
-        def with_extra(columns: list[Any], gbufs: list[bytes]) -> None:
-            finish(columns, [*gbufs, *extra])
-
-        w._out.finish = with_extra  # type: ignore[method-assign,assignment]
+    w.skip_zone_maps()  # lancelot's zone-map global buffer would take the number of an index buffer
+    for buf in extra:
+        w.add_global_buffer(buf)
     try:
         w.write(table)
     except BaseException:
@@ -230,7 +225,7 @@ def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain
     keep, ids = rmap.apply(data.column("ids").to_numpy())
     values = data.column("values").filter(pa.array(keep)) if not keep.all() else data.column("values")
     new_data = pa.table({"values": values, "ids": pa.array(ids, pa.uint64())}, schema=data.schema)
-    _write(store, f"{new_dir}/{BTREE_PAGES}", new_data, version)
+    write_index_file(store, f"{new_dir}/{BTREE_PAGES}", new_data, version)
     if keep.all():
         store.put(f"{new_dir}/{BTREE_LOOKUP}", store.read(f"{old_dir}/{BTREE_LOOKUP}"))
         return
@@ -252,7 +247,7 @@ def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain
         },
         schema=look.schema,
     )
-    _write(store, f"{new_dir}/{BTREE_LOOKUP}", new_look, str(look_f.version))
+    write_index_file(store, f"{new_dir}/{BTREE_LOOKUP}", new_look, str(look_f.version))
 
 
 def parse_row_id_tree_map(data: bytes, where: str) -> dict[int, BitMap | None]:
@@ -329,7 +324,7 @@ def _remap_bitmap(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChai
     new = [None if b is None else _remap_tree_map(b, rmap, where) for b in col]
     i = t.schema.get_field_index("bitmaps")
     t = t.set_column(i, t.schema.field(i), pa.array(new, t.schema.field(i).type))
-    _write(store, f"{new_dir}/{BITMAP_LOOKUP}", t, version, extra)
+    write_index_file(store, f"{new_dir}/{BITMAP_LOOKUP}", t, version, extra)
 
 
 def remappable(store: ObjectStore, idx: table_pb2.IndexMetadata, stable: bool) -> Callable[..., None] | None:

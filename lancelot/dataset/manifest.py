@@ -262,7 +262,7 @@ class ManifestFile:
     """A parsed manifest file: the message, the raw index section (carried over on commit)
     and the inline transaction, if any.  ``owned``: parsed for one commit only, whose builder
     may take the message over instead of copying it (set by whoever read it for the commit,
-    taken by operation.py's ``_start``)."""
+    taken by operation.py's ``start_manifest``)."""
 
     manifest: table_pb2.Manifest
     index_section: bytes | None

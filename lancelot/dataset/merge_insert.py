@@ -471,7 +471,7 @@ class MergeInsertBuilder:
         """The condition over ``source.x`` / ``target.x``, as a filter over columns named ``__source_x`` /
         ``__target_x`` of a joined table."""
         assert self._condition is not None
-        text = _qualified_to_plain(self._condition)
+        text = qualified_to_plain(self._condition)
         fields = [pa.field(f"__target_{f.name}", f.type) for f in cur.schema]
         fields += [pa.field(f"__source_{f.name}", f.type) for f in src.schema]
         try:
@@ -490,7 +490,7 @@ class MergeInsertBuilder:
 
 def condition_mask(cond: pc.Expression, old: pa.Table, new: pa.Table) -> np.ndarray:
     """Which matched pairs (target row ``old[i]``, source row ``new[i]``) an update condition keeps (``cond`` reads
-    ``__target_x`` and ``__source_x``: ``_qualified_to_plain``)."""
+    ``__target_x`` and ``__source_x``: ``qualified_to_plain``)."""
     t = pa.table(
         {f"__target_{n}": old.column(n) for n in old.column_names}
         | {f"__source_{n}": new.column(n) for n in new.column_names}
@@ -503,7 +503,7 @@ def condition_mask(cond: pc.Expression, old: pa.Table, new: pa.Table) -> np.ndar
 _QUALIFIED = re.compile(r"(?<![\w`\"'.])(source|target)\.(`[^`]+`|\"[^\"]+\"|[A-Za-z_]\w*)", re.IGNORECASE)
 
 
-def _qualified_to_plain(sql: str) -> str:
+def qualified_to_plain(sql: str) -> str:
     """``source.x`` / ``target.x`` in an SQL condition as plain column names ``__source_x`` / ``__target_x`` (outside
     string literals)."""
     out, i = [], 0

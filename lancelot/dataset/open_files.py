@@ -46,12 +46,30 @@ def fragment_pool() -> ThreadPoolExecutor:
         return _POOL
 
 
+def _options_key(storage_options: dict[str, Any] | None) -> str:
+    return repr(sorted(storage_options.items())) if storage_options else "[]"
+
+
+def files_open(storage_options: dict[str, Any] | None) -> dict[tuple[str, str], LanceFile]:
+    """The data files open now with these storage options, by (store uri, path) (a session's accounting).
+
+    Args:
+        storage_options: The options the files were opened with.
+
+    Returns:
+        A new dict (the cache goes on changing).
+    """
+    options = _options_key(storage_options)
+    with _LOCK:
+        return {k[:2]: lf for k, lf in _FILES.items() if k[2] == options}
+
+
 def open_data_file(store: ObjectStore, path: str, where: str, storage_options: dict[str, Any] | None) -> LanceFile:
     """The data file at ``path`` in ``store`` (opened once per process); a missing file is a LanceFileNotFoundError and
     any other failure names ``where`` and the path."""
     from lancelot.reader import LanceFile
 
-    key = (store.uri, path, repr(sorted(storage_options.items())) if storage_options else "[]")
+    key = (store.uri, path, _options_key(storage_options))
     lf = kept(_FILES, key)
     if lf is not None:
         return lf

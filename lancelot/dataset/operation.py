@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
 
 
-def _start(base: ManifestFile | None, *, take: bool = False) -> table_pb2.Manifest:
+def start_manifest(base: ManifestFile | None, *, take: bool = False) -> table_pb2.Manifest:
     """The next manifest, begun as a copy of ``base``'s.  With ``take``, a base the commit parsed
     for itself (``base.owned``, commit.py) lends its message instead of a copy, once: the builder
     must not read ``base.manifest`` afterwards.  Fields this proto does not know are dropped (a
@@ -48,7 +48,9 @@ def _start(base: ManifestFile | None, *, take: bool = False) -> table_pb2.Manife
     return m
 
 
-def _finish(m: table_pb2.Manifest, version: int, stable: bool, *, deletions: bool | None = None) -> None:
+def finish_manifest(m: table_pb2.Manifest, version: int, stable: bool, *, deletions: bool | None = None) -> None:
+    """Stamp ``m`` as ``version`` of this writer, now, with the feature flags its content needs (``stable``: stable row
+    ids; ``deletions``: whether any fragment has a deletion file, None to look)."""
     m.version = version
     us = time.time_ns() // 1000  # (Timestamp.GetCurrentTime's microseconds, without its datetime)
     m.timestamp.seconds, m.timestamp.nanos = us // 1_000_000, us % 1_000_000 * 1000
@@ -66,7 +68,7 @@ def _appended_deletions(base: table_pb2.Manifest, frags: list[table_pb2.DataFrag
     return bool(base.reader_feature_flags & FLAG_DELETION_FILES) or any(f.HasField("deletion_file") for f in frags)
 
 
-def _next_fragment_id(m: table_pb2.Manifest) -> int:
+def next_fragment_id(m: table_pb2.Manifest) -> int:
     """One past ``max_fragment_id`` (ids are never reused, even of removed fragments); never an id
     still in use, should a manifest's ``max_fragment_id`` lag behind its fragments.
 
@@ -88,7 +90,7 @@ def _range(start: int, end: int) -> rowids_pb2.U64Segment:
 
 def _add_fragments(m: table_pb2.Manifest, frags: list[table_pb2.DataFragment], version: int, stable: bool) -> None:
     """Append ``frags`` with fresh ids (and, with stable row ids, fresh row ids and versions)."""
-    nid = _next_fragment_id(m)
+    nid = next_fragment_id(m)
     for f in frags:
         nf = m.fragments.add()
         nf.CopyFrom(f)
@@ -113,12 +115,12 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str) -> Builder:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist: create it first (mode='create')")
         deletions = _appended_deletions(base.manifest, frags)
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _add_fragments(m, frags, version, stable)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable, deletions=deletions)
+        finish_manifest(m, version, stable, deletions=deletions)
         return m, base.index_section
 
     return build
@@ -135,7 +137,7 @@ def build_overwrite(
     """A new version holding only ``frags`` (also the first version of a new dataset)."""
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
-        m = _start(base)
+        m = start_manifest(base)
         stable = stable_row_ids or bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         del m.fragments[:]
         del m.fields[:]
@@ -146,13 +148,13 @@ def build_overwrite(
         m.data_format.file_format = "lance"
         m.data_format.version = data_version
         _add_fragments(m, frags, version, stable)
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, None  # indices of the old data do not describe the new
 
     return build
 
 
-def _replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragment], removed: list[int]) -> bool:
+def replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragment], removed: list[int]) -> bool:
     """Delete and Update alike: fragments listed as updated replace theirs, removed ids go, in
     place (the others are not copied); returns whether the dataset has stable row ids."""
     by_id = {int(f.id): f for f in updated}
@@ -169,7 +171,7 @@ def _replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragme
     return bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
 
 
-def _any_deletions(updated: list[table_pb2.DataFragment], removed: list[int]) -> bool | None:
+def any_deletions(updated: list[table_pb2.DataFragment], removed: list[int]) -> bool | None:
     """True when a fragment a delete or update leaves has a deletion file (the manifest then has
     some, without a walk over every fragment); None: walk."""
     gone = set(removed)
@@ -180,10 +182,10 @@ def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base, take=True)
-        stable = _replace_fragments(m, updated, removed)
+        m = start_manifest(base, take=True)
+        stable = replace_fragments(m, updated, removed)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
+        finish_manifest(m, version, stable, deletions=any_deletions(updated, removed))
         return m, base.index_section
 
     return build

@@ -27,7 +27,13 @@ from lancelot.dataset.manifest import (
     fix_data_format,
     forget_untrusted_rows,
 )
-from lancelot.dataset.operation import _any_deletions, _finish, _next_fragment_id, _replace_fragments, _start
+from lancelot.dataset.operation import (
+    any_deletions,
+    finish_manifest,
+    next_fragment_id,
+    replace_fragments,
+    start_manifest,
+)
 from lancelot.dataset.rowids import encode_row_ids, encode_versions
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
@@ -57,9 +63,9 @@ def build_update(
 ) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
-        m = _start(base, take=True)
-        stable = _replace_fragments(m, updated, removed)
-        nid = _next_fragment_id(m)
+        m = start_manifest(base, take=True)
+        stable = replace_fragments(m, updated, removed)
+        nid = next_fragment_id(m)
         for nf in new:
             f = m.fragments.add()
             f.CopyFrom(nf.frag)
@@ -80,8 +86,8 @@ def build_update(
         fix_data_format(m, f"dataset {uri!r} version {version}")
         own = m.data_format.version
         if any(f"{d.file_major_version}.{d.file_minor_version}" != own for nf in new for d in nf.frag.files):
-            m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (data_storage_version: kept by _finish)
-        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
+            m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (data_storage_version: kept by finish_manifest)
+        finish_manifest(m, version, stable, deletions=any_deletions(updated, removed))
         return m, base.index_section
 
     return build
@@ -142,11 +148,11 @@ def build_merge(
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
         _check_same_fragments(base, read_ids, uri, "a merge (new columns)")
-        m = _start(base, take=True)
-        stable = _replace_fragments(m, frags, [])
+        m = start_manifest(base, take=True)
+        stable = replace_fragments(m, frags, [])
         _set_schema(m, fields, metadata)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, _indices_of_schema(base.index_section, fields)
 
     return build
@@ -157,11 +163,11 @@ def build_project(fields: list[file_pb2.Field], metadata: dict[str, bytes] | Non
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         _set_schema(m, fields, metadata)
         forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, _indices_of_schema(base.index_section, fields)
 
     return build

@@ -18,7 +18,7 @@ from pyroaring import BitMap
 from lancelot.dataset.compact import build_rewrite
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
 from lancelot.dataset.store import ObjectStore
-from lancelot.dataset.transaction_api import InvalidOperationError, TransactionError, _frags
+from lancelot.dataset.transaction_api import InvalidOperationError, TransactionError, fragment_protos
 from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def fill_rewrite(op: Any, pb: transaction_pb2.Transaction) -> tuple[list[Group],
     """``pb.rewrite`` filled from ``op``; the groups as messages and the rewritten indices."""
     groups: list[Group] = []
     for g in op.groups:
-        old, new = _frags(list(g.old_fragments)), _frags(list(g.new_fragments))
+        old, new = fragment_protos(list(g.old_fragments)), fragment_protos(list(g.new_fragments))
         if not old:
             raise TransactionError("Rewrite: a group must rewrite at least one fragment")
         m = pb.rewrite.groups.add()

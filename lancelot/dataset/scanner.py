@@ -339,9 +339,17 @@ class LanceScanner:
 
         return to_pandas(self, blob_mode, kwargs)
 
-    def _copy_with(self, *, binary: bool, with_row_address: bool = False) -> LanceScanner:
-        """A copy reading blobs as bytes (``binary``) or not, returning ``_rowaddr`` too when asked
-        (``blob.to_pandas``)."""
+    def with_blob_reads(self, *, binary: bool, with_row_address: bool = False) -> LanceScanner:
+        """A copy of this scan reading blob columns as their bytes or as their descriptions (for ``to_pandas``'s
+        blob modes, dataset/blob_scan.py).
+
+        Args:
+            binary: Blob columns as their bytes (True) or their descriptions (False).
+            with_row_address: Return ``_rowaddr`` too, even where this scan does not.
+
+        Returns:
+            A new ``LanceScanner``; this one is unchanged.
+        """
         p = self.state.proj
         asked = ROW_ADDR in p.names and not self._drop_addr
         if (binary or with_row_address) and ROW_ADDR not in p.names:

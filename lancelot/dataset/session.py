@@ -87,6 +87,14 @@ class FileCache:
     def __len__(self) -> int:
         return len(self._files)
 
+    def files(self) -> list[LanceFile]:
+        """The files held now, least recently used first.
+
+        Returns:
+            The ``LanceFile`` objects.
+        """
+        return [lf for lf, _ in self._files.values()]
+
 
 def _open(store: ObjectStore, path: str, where: str) -> LanceFile:
     """A data file opened afresh: missing is a LanceFileNotFoundError, other failures name ``where`` and the path."""
@@ -144,7 +152,7 @@ class Session:
         """Make ``ds`` read through this session's caches."""
         _SESSIONS[ds] = self
         self._datasets.add(ds)
-        ds._file_cache = self._files
+        ds.file_cache = self._files
         if self._capacity == 0 and not isinstance(ds.file_shapes, _NoMemo):
             ds.snapshot.file_shapes = _NoMemo(0)
 
@@ -153,7 +161,7 @@ class Session:
         counted: set[int] = set()
         total = self._files.held if self._files is not None else 0
         if self._files is not None:
-            counted.update(id(lf) for lf, _ in self._files._files.values())
+            counted.update(id(lf) for lf in self._files.files())
         for ds in list(self._datasets):
             total += _held(ds, counted, shared=self._files is None)
         return total
@@ -199,13 +207,10 @@ def _held(ds: LanceDataset, counted: set[int], *, shared: bool) -> int:
     from lancelot.dataset.fragment_columns import check_relative_path
 
     total = sum(_object_bytes(v) for v in ds.file_shapes.values())
-    arrays = [f._deleted for f in ds.snapshot.fragments or [] if f._deleted is not None]
+    arrays = [a for f in ds.snapshot.fragments or [] if (a := f.loaded_deletions) is not None]
     if shared:
-        options = repr(sorted(ds.storage_options.items())) if ds.storage_options else "[]"
-        with open_files._LOCK:
-            files = {k[:2]: lf for k, lf in open_files._FILES.items() if k[2] == options}
-        with deletion._CACHE_LOCK:
-            dels = {k[:2]: a for k, a in deletion._CACHE.items()}
+        files = open_files.files_open(ds.storage_options)
+        dels = deletion.cached_deletions()
         for frag in ds.manifest.fragments:
             for df in frag.files:
                 try:

@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
 from lancelot.sql.errors import SqlError
-from lancelot.sql.parse import LanceDialect, _syntax_error
+from lancelot.sql.parse import LanceDialect, syntax_error
 
 #: the aggregate functions the subset runs (``mean`` is DataFusion's other name for ``avg``)
 AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "mean"})
@@ -100,7 +100,7 @@ def _parse(sql: str) -> exp.Expr:
     try:
         trees = [t for t in sqlglot.parse(sql, dialect=_DIALECT, error_level=ErrorLevel.IMMEDIATE) if t is not None]
     except (ParseError, TokenError) as e:
-        raise _syntax_error(sql, "query", e) from None
+        raise syntax_error(sql, "query", e) from None
     if len(trees) != 1:
         raise SqlError(f"the SQL query {sql!r} must be one statement (it has {len(trees)})")
     return trees[0]

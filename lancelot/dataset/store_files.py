@@ -105,8 +105,8 @@ def local_writer() -> Callable[..., LanceWriter]:
             finally:
                 IN_PLACE.reset(token)
             self._sync = sync
-            if not sync:
-                skip_file_sync(self)
+            if not sync:  # (pylance's durability, module docstring)
+                self._out.skip_sync()
 
         def close(self) -> None:
             if self._closed:
@@ -119,23 +119,6 @@ def local_writer() -> Callable[..., LanceWriter]:
             fault("output:closed")
 
     return _LocalWriter
-
-
-def skip_file_sync(writer: Any) -> None:
-    """Let a data file be published without fsync (pylance's durability, module docstring).
-
-    A LanceWriter syncs its file while writing (io/sink.py ``BackgroundWriter``) and before
-    renaming it into place (``LocalTarget.commit``); a dataset's data file needs neither to be
-    safe against crashed processes (it is visible only once a manifest names it).  Anything
-    but the expected sink and target is left syncing (tests/dataset/test_commit.py checks)."""
-    from lancelot.io.sink import BackgroundWriter, LocalTarget
-
-    out = getattr(writer, "_out", None)
-    sink, target = getattr(out, "_sink", None), getattr(out, "_target", None)
-    if type(sink) is not BackgroundWriter or type(target) is not LocalTarget:
-        return
-    sink._sync_every = float("inf")
-    target.sync = False
 
 
 @functools.cache

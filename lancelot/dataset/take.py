@@ -20,17 +20,17 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
+from lancelot.dataset import take_read
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.row_selection import Rows, addresses_of, as_integers, by_address, by_index, side_by_side
+from lancelot.dataset.scan_projection import projection
 from lancelot.errors import LanceValueError
-from lancelot.util.arrays import take_table
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.scanner import LanceScanner
 
-__all__ = ["read", "rows_at", "sample", "side_by_side", "take", "take_rows"]
+__all__ = ["read", "sample", "side_by_side", "take", "take_rows"]
 
 
 def _where(ds: LanceDataset) -> str:
@@ -40,32 +40,13 @@ def _where(ds: LanceDataset) -> str:
 def read(
     ds: LanceDataset, rows: Rows, columns: Sequence[str] | dict[str, str] | None, scan: LanceScanner | None = None
 ) -> pa.Table:
-    """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one read per fragment. Plain
-    columns need no scanner: each fragment's table is the answer's part."""
-    from lancelot.dataset.fragment_columns import POS
-    from lancelot.dataset.scanner import LanceScanner, projection
+    """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order (dataset/take_read.py)."""
+    from lancelot.dataset.scanner import LanceScanner
 
-    proj = scan.state.proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
-    if proj.plain and not proj.rows:
-        names = list(proj.names)
-        parts = side_by_side(ds, rows.groups, lambda g: g[0].take_physical(names, g[1]))
-    else:
-        scan = scan or LanceScanner(ds, columns)
-        state = scan.state
-        cols = state.read_cols()
-        bases = state.offset_bases() if "_rowoffset" in proj.rows else None
-
-        def one(g: tuple[Fragment, np.ndarray]) -> pa.Table:
-            t = g[0].take_physical(cols, g[1]).append_column(POS, pa.array(g[1]))
-            return state.finish(g[0], t, bases)
-
-        parts = side_by_side(ds, rows.groups, one)
-    if not parts:
-        return (scan or LanceScanner(ds, columns)).projected_schema.empty_table()
-    if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
-        return pa.table({"_": pa.nulls(rows.count)}, metadata=parts[0].schema.metadata).drop_columns(["_"])
-    t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-    return take_table(t, pa.array(rows.back)) if rows.back is not None else t
+    if scan is not None:
+        return take_read.read(ds, rows, scan.state.proj, lambda: scan)
+    proj = projection(ds.schema, columns, None, None, _where(ds))
+    return take_read.read(ds, rows, proj, lambda: LanceScanner(ds, columns))
 
 
 def take(
@@ -91,20 +72,7 @@ def take_rows(
     ids = as_integers(row_ids, _where(ds), "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         ids = addresses_of(ds, ids, error=None)
-    return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
-
-
-def rows_at(
-    ds: LanceDataset,
-    addr: np.ndarray,
-    columns: Sequence[str] | dict[str, str] | None,
-    *,
-    ignore_deletions: bool,
-    scan: LanceScanner | None = None,
-) -> pa.Table:
-    """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected as ``columns`` (or
-    as the projection of ``scan``)."""
-    return read(ds, by_address(ds, addr, "keep" if ignore_deletions else "drop"), columns, scan)
+    return read(ds, by_address(ds, ids, "keep" if ignore_deletions else "drop"), columns)
 
 
 def sample(

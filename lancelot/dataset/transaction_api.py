@@ -213,7 +213,9 @@ def as_pyarrow_schema(schema: Any) -> pa.Schema:
 # -- protobuf <-> values -------------------------------------------------------------------------------
 
 
-def _frags(frags: Any) -> list[table_pb2.DataFragment]:
+def fragment_protos(frags: Any) -> list[table_pb2.DataFragment]:
+    """An operation's fragments (a list of ``FragmentMetadata``, or what stands for one) as manifest messages; a
+    TypeError for anything but a list."""
     if not isinstance(frags, list):
         raise TypeError(f"fragments must be list[FragmentMetadata], got {type(frags)}")
     return [as_fragment_metadata(f).to_pb() for f in frags]

@@ -17,13 +17,13 @@ import pyarrow as pa
 from lancelot.dataset.config import build_restore, build_update_config
 from lancelot.dataset.fragment_metadata import as_data_file
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
-from lancelot.dataset.operation import _finish, _start, build_delete
+from lancelot.dataset.operation import build_delete, finish_manifest, start_manifest
 from lancelot.dataset.operation_changes import NewFragment, build_merge, build_project, build_update
 from lancelot.dataset.rowids import row_ids, row_versions
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction_api import (
     TransactionError,
-    _frags,
+    fragment_protos,
     schema_fields_of,
 )
 from lancelot.errors import LanceError, VersionNotFoundError
@@ -83,7 +83,7 @@ def build_data_replacement(groups: list[transaction_pb2.Transaction.DataReplacem
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = start_manifest(base)
         by_id = {int(f.id): f for f in m.fragments}
         for g in groups:
             frag = by_id.get(int(g.fragment_id))
@@ -109,7 +109,7 @@ def build_data_replacement(groups: list[transaction_pb2.Transaction.DataReplacem
                 )
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        finish_manifest(m, version, stable)
         return m, base.index_section
 
     return build
@@ -123,7 +123,7 @@ def plan_operation(
     if read is None and kind not in ("Restore",):
         raise TransactionError(f"dataset {uri!r} does not exist: only Overwrite can create it")
     if kind == "Delete":
-        updated = _frags(list(op.updated_fragments))
+        updated = fragment_protos(list(op.updated_fragments))
         pb.delete.updated_fragments.extend(updated)
         pb.delete.deleted_fragment_ids.extend(int(i) for i in op.deleted_fragment_ids)
         pb.delete.predicate = str(op.predicate or "")
@@ -131,11 +131,11 @@ def plan_operation(
     if kind == "Update":
         assert read is not None
         u = pb.update
-        updated = _frags(list(op.updated_fragments))
+        updated = fragment_protos(list(op.updated_fragments))
         removed = [int(i) for i in op.removed_fragment_ids]
         touched = set(removed) | {int(f.id) for f in updated}
         new = []
-        for f in _frags(list(op.new_fragments)):
+        for f in fragment_protos(list(op.new_fragments)):
             u.new_fragments.append(f)
             kept = _decode_ids(f, f"dataset {uri!r}: a new fragment")
             bare = table_pb2.DataFragment()
@@ -159,7 +159,7 @@ def plan_operation(
                 DeprecationWarning,
                 stacklevel=4,
             )
-        frags = _frags(list(op.fragments))
+        frags = fragment_protos(list(op.fragments))
         fields, md = schema_fields_of(op.schema)
         pb.merge.fragments.extend(frags)
         pb.merge.schema.extend(fields)
@@ -237,7 +237,7 @@ def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_p
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base, take=True)
+        m = start_manifest(base, take=True)
         section = table_pb2.IndexSection()
         if base.index_section:
             section.ParseFromString(base.index_section)
@@ -245,7 +245,7 @@ def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_p
         keep = [i for i in section.indices if bytes(i.uuid.uuid) not in gone]
         del section.indices[:]
         section.indices.extend(keep + list(new))
-        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        finish_manifest(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         out: bytes = section.SerializeToString()
         return m, out
 

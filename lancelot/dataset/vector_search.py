@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from lancelot.dataset.take_read import rows_at
 from lancelot.errors import LanceError, LanceValueError
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def search(scan: LanceScanner) -> pa.Table:
     best_addr = np.concatenate([b.addr for b in best])
     if not len(best_addr):
         return scan.projected_schema.empty_table()
-    rows = ds._rows_at(best_addr, None, ignore_deletions=True, scan=scan)
+    rows = rows_at(ds, best_addr, scan, ignore_deletions=True)
     which = np.repeat(np.arange(len(best), dtype=np.int32), [len(b.addr) for b in best])
     out = scored(scan, rows, best_d, which).slice(scan.offset)
     return out if scan.limit is None else out.slice(0, scan.limit)
@@ -268,7 +269,7 @@ def _passes(scan: LanceScanner, addr: np.ndarray) -> np.ndarray:
     cols: list[str] = filter_columns(scan.filter, list(scan.state.ds.schema.names))
     cols += sorted(scan.state.filter_rows)
     check = type(scan)(scan.state.ds, cols)  # (a scanner of the same dataset, for the filter's columns)
-    t = scan.state.ds._rows_at(addr, None, ignore_deletions=True, scan=check)
+    t = rows_at(scan.state.ds, addr, check, ignore_deletions=True)
     t = t.append_column("__lancelot_index", pa.array(np.arange(len(addr), dtype=np.int64)))
     kept = apply_filter(t, scan.filter, f"dataset {scan.state.ds.uri!r}").column("__lancelot_index").to_numpy()
     mask = np.zeros(len(addr), bool)

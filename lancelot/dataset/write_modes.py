@@ -22,9 +22,9 @@ from lancelot.dataset.write_schema import check_append_schema, check_metadata, f
 from lancelot.dataset.writing import (
     Committed,
     DatasetExistsError,
-    _listed,
     as_batches,
     commit_version,
+    listed_versions,
     storage_version,
     write_fragments,
 )
@@ -93,7 +93,7 @@ def write_version(
         uri, read = uri.uri, int(getattr(uri, "version"))  # noqa: B009 - mypy narrows no hasattr
     store = ObjectStore(uri, storage_options)
     uri = store.uri
-    known = _listed(store, uri)
+    known = listed_versions(store, uri)
     base = known[1]
     schema, batches = as_batches(data_obj, schema)
     if mode == "append" and shown is not None and base is not None and shown.version != base.manifest.version:

@@ -115,7 +115,7 @@ def storage_version(name: str | None) -> str | None:
         ) from None
 
 
-def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
+def listed_versions(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
     """The dataset's versions and its latest manifest (None: no dataset yet), read once per write:
     through the version hint on a local disk, as pylance's commit (no listing of a long _versions/)."""
     if (hinted := latest_by_hint(store, uri)) is not None:
@@ -206,7 +206,7 @@ def write_fragments(
         schema, batches = as_batches(data, schema)
         check_metadata(schema)
         stored = normalize_schema(schema)
-    base = _base if _base is not ... else _listed(store, uri)[1]
+    base = _base if _base is not ... else listed_versions(store, uri)[1]
     if data_storage_version is None:
         data_storage_version = (
             writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
@@ -330,7 +330,7 @@ def commit_version(
     set_properties(txn, merged_properties(options.commit_message, options.transaction_properties))
     if transaction_uuid:
         txn.uuid = transaction_uuid
-    known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
+    known = _known or listed_versions(store, uri)  # (write_dataset read them just before: not again)
     if known[1] is not None:
         known[1].owned = True  # (read for this commit: its builder may take the message over)
     if operation == "append":

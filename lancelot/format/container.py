@@ -26,7 +26,7 @@ from google.protobuf.message import Message
 
 from lancelot.errors import CorruptFileError, NotALanceFileError, TruncatedFileError
 from lancelot.format.pb import file2_pb2
-from lancelot.io.sink import BackgroundWriter, open_target
+from lancelot.io.sink import BackgroundWriter, LocalTarget, open_target
 from lancelot.io.source import ByteSource
 from lancelot.versions import FileVersion, from_disk, parse
 
@@ -329,6 +329,18 @@ class ContainerWriter:
         """Write one 64-byte aligned buffer (``write_buffers``); return (position, size)."""
         offsets, sizes = self.write_buffers((data,))
         return offsets[0], sizes[0]
+
+    def skip_sync(self) -> None:
+        """Write the file without fsync, neither while writing (the sink) nor before renaming it into place (the
+        target): a dataset's data file, visible only once a manifest names it (dataset/store_files.py).  Anything
+        but a local file behind the usual sink is left syncing.
+
+        Returns:
+            None.
+        """
+        if type(self._sink) is BackgroundWriter and type(self._target) is LocalTarget:
+            self._sink.sync_every = float("inf")
+            self._target.sync = False
 
     def finish(self, columns: list[file2_pb2.ColumnMetadata], global_buffers: list[bytes]) -> None:
         """Write the global buffers, then the column metadata, both offset tables and the footer in one

@@ -40,7 +40,7 @@ class BackgroundWriter:
         caller's thread and no thread is started (a small file's one write costs less than a thread)."""
         self._f = f
         self._max = max_bytes
-        self._sync_every: float = sync_every  # inf: never (dataset/store.py)
+        self.sync_every: float = sync_every  # inf: never (dataset/store.py)
         self._inline = inline_bytes
         self._unsynced = 0
         self._queue: deque[bytes | memoryview] = deque()
@@ -59,7 +59,7 @@ class BackgroundWriter:
     def _write_now(self, data: bytes | memoryview) -> None:
         self._f.write(data)
         self._unsynced += len(data)
-        if self._unsynced >= self._sync_every:
+        if self._unsynced >= self.sync_every:
             self._f.flush()
             os.fdatasync(self._f.fileno())
             self._unsynced = 0

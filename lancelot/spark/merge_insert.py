@@ -39,7 +39,7 @@ from lancelot.dataset.changes import (
     cast_to,
     matching_positions,
 )
-from lancelot.dataset.merge_insert import MergeInsertError, _qualified_to_plain
+from lancelot.dataset.merge_insert import MergeInsertError, qualified_to_plain
 from lancelot.format.pb import table_pb2
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -59,15 +59,15 @@ from lancelot.spark.jobs import (
 from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
     LookupResult,
-    _condition_schema,
     _MergePlan,
-    _payload,
-    _updated_rows,
     as_matches,
+    condition_schema,
     deletions,
     fragment_keys,
     lookup_task,
+    payload_batch,
     summary,
+    updated_rows,
 )
 
 if TYPE_CHECKING:
@@ -133,14 +133,14 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
             hit = np.flatnonzero(has_frag & has_src)
             if len(hit):
                 key = {k: t.column(k)[int(hit[0])].as_py() for k in plan.on}
-                yield _payload(("fail", key))
+                yield payload_batch(("fail", key))
                 return
         if plan.collected is not None and plan.insert:
             first = t.column(plan.on[0]).filter(pa.array(~has_frag & has_src))
             new_key = pc.and_(pc.is_valid(first), pc.invert(pc.is_in(first, value_set=plan.collected)))
             stray = pc.filter(first, new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
-                yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
+                yield payload_batch(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
         ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         frag_col = pc.fill_null(t.column(_FRAG), -1).to_numpy()
@@ -166,7 +166,7 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 order = np.argsort(mpos, kind="stable")
                 idx = np.flatnonzero(sel)[matched][order]
                 mpos = mpos[order]
-                mpos, new = _updated_rows(plan, ds, frag, mpos, t.take(pa.array(idx)).select(plan.source_columns))
+                mpos, new = updated_rows(plan, ds, frag, mpos, t.take(pa.array(idx)).select(plan.source_columns))
                 rows.keep_ids(frag, mpos)
                 new_parts.append(new)
                 counts["num_updated_rows"] += len(mpos)
@@ -196,7 +196,7 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         summary.files += data_files([nf.frag for nf in written])
         job.record(summary.files)
     injected_fault(job)
-    yield _payload((summary, counts))
+    yield payload_batch((summary, counts))
 
 
 def merge_insert(
@@ -292,8 +292,8 @@ def merge_insert(
         if by_source_filter is not None:
             as_filter(by_source_filter, cur.schema)
         if matched == "update" and isinstance(when_matched_update_all, str):
-            text = _qualified_to_plain(when_matched_update_all)
-            as_filter(text, _condition_schema(cur.schema, source_columns))
+            text = qualified_to_plain(when_matched_update_all)
+            as_filter(text, condition_schema(cur.schema, source_columns))
         frags = cur.get_fragments()
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
         plan = _MergePlan(

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to, matching_positions
-from lancelot.dataset.merge_insert import _qualified_to_plain, condition_mask
+from lancelot.dataset.merge_insert import condition_mask, qualified_to_plain
 from lancelot.spark.jobs import (
     FragmentChange,
     JobRef,
@@ -62,14 +62,14 @@ class _MergePlan:
     collected: pa.Array | None = None  # the source's first keys the key scan kept (None: no pruning)
 
 
-def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
+def condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
     """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the library's spelling of
     ``target.c`` and ``source.c``)."""
     fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
     return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
 
 
-def _updated_rows(
+def updated_rows(
     plan: _MergePlan, ds: LanceDataset, frag: Any, pos: np.ndarray, new: pa.Table
 ) -> tuple[np.ndarray, pa.Table]:
     """Target rows ``pos`` of ``frag`` matched by source rows ``new`` (in that order): those where the update condition
@@ -88,12 +88,13 @@ def _updated_rows(
 def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
     """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
     assert plan.update_condition is not None
-    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
+    cond = as_filter(qualified_to_plain(plan.update_condition), condition_schema(schema, plan.source_columns))
     src = pa.table({c: cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns})
     return condition_mask(cond, frag.take_physical(list(schema.names), pos), src)
 
 
-def _payload(obj: object) -> pa.RecordBatch:
+def payload_batch(obj: object) -> pa.RecordBatch:
+    """``obj`` pickled into a one-row batch (what a merge task sends back to the driver)."""
     return pa.record_batch(
         [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
     )
@@ -172,7 +173,7 @@ def lookup_task(
     parts = [b for b in batches if b.num_rows]
     out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
     if not parts:
-        yield _payload(out)
+        yield payload_batch(out)
         return
     ds = open_dataset(plan.uri, plan.version, plan.storage_options)
     src = pa.Table.from_batches(parts).select(plan.source_columns)
@@ -190,7 +191,7 @@ def lookup_task(
     hit = frag_col >= 0
     if plan.matched == "fail" and hit.any():
         first = int(rows[np.flatnonzero(hit)[0]])
-        yield _payload(("fail", {k: src.column(k)[first].as_py() for k in plan.on}))
+        yield payload_batch(("fail", {k: src.column(k)[first].as_py() for k in plan.on}))
         return
     new_parts: list[pa.Table] = []
     inserted = np.empty(0, np.int64)
@@ -201,7 +202,7 @@ def lookup_task(
             new_key = pc.and_(pc.is_valid(first_keys), pc.invert(pc.is_in(first_keys, value_set=plan.collected)))
             stray = first_keys.filter(new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
-                yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
+                yield payload_batch(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
     new_rows = NewRows(ds)
     for fid in np.unique(frag_col[hit]):
@@ -214,7 +215,7 @@ def lookup_task(
             out.counts["num_deleted_rows"] += len(out.gone[int(fid)])
         elif plan.matched == "update":
             frag = fragment_of(ds, int(fid))
-            pos, new = _updated_rows(plan, ds, frag, pos, src.take(pa.array(idx)))
+            pos, new = updated_rows(plan, ds, frag, pos, src.take(pa.array(idx)))
             if not len(pos):
                 continue
             new_rows.keep_ids(frag, pos)
@@ -229,7 +230,7 @@ def lookup_task(
     out.files = data_files([nf.frag for nf in written])
     job.record(out.files)
     injected_fault(job)
-    yield _payload(out)
+    yield payload_batch(out)
 
 
 def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], checked: bool) -> list[FragmentChange]:

@@ -33,7 +33,7 @@ from pyspark.sql.types import StructType
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.options import dataset_version, storage_options
 from lancelot.spark.types import align_to_dataset, append_mismatch, spark_arrow_schema, to_spark_batch
-from lancelot.spark.writer import _checked, _tightened, _uri, write_options
+from lancelot.spark.writer import nulls_checked, nulls_tightened, option_uri, write_options
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata
@@ -58,7 +58,7 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
     """Appends (or, in complete mode, overwrites) one dataset version per micro-batch."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
-        self.uri = _uri(options)
+        self.uri = option_uri(options)
         self.storage = storage_options(options)
         self.overwrite = overwrite
         self.write_options = write_options(options)
@@ -75,7 +75,7 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
             problem = append_mismatch(aligned, theirs)
             if problem:
                 raise SchemaMismatchError(f"cannot append the stream to the dataset: {problem}", path=self.uri)
-            self.check_nulls = _tightened(self.schema, aligned)
+            self.check_nulls = nulls_tightened(self.schema, aligned)
             self.schema = pa.schema([aligned.field(n) for n in theirs.names], metadata=aligned.metadata)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
@@ -87,7 +87,7 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
         names = self.schema.names
         batches = (to_spark_batch(b.select(names), self.schema) for b in iterator if b.num_rows)
         if self.check_nulls:
-            batches = (_checked(b, self.schema) for b in batches)
+            batches = (nulls_checked(b, self.schema) for b in batches)
         frags = write_fragments(
             batches, self.uri, schema=self.schema, storage_options=self.storage, **self.write_options
         )

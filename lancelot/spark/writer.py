@@ -116,7 +116,8 @@ def write_options(options: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def _uri(options: Mapping[str, str]) -> str:
+def option_uri(options: Mapping[str, str]) -> str:
+    """The dataset URI of a Spark write's ``path`` option (an error without one)."""
     raw = options.get("path")
     if not raw:
         raise LanceError('the "lance" data source needs a path: df.write.format("lance").save(path)')
@@ -177,7 +178,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
     """Writes each task's Arrow batches as data files; the driver commits them as one dataset version."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
-        self.uri = _uri(options)
+        self.uri = option_uri(options)
         self.storage = storage_options(options)
         self.mode = save_mode(options, overwrite)
         self.write_options = write_options(options)
@@ -198,7 +199,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             if problem:  # found on the driver, before any task runs
                 raise SchemaMismatchError(f"cannot append to the dataset: {problem}", path=self.uri)
             #: non-null fields Spark did not promise: each batch is checked for nulls there
-            self.check_nulls = _tightened(self.schema, aligned)
+            self.check_nulls = nulls_tightened(self.schema, aligned)
             self.schema = aligned
             if self.mode == "append" and aligned.names != theirs.names:
                 #: the DataFrame's column order differs from the dataset's: each batch is reordered
@@ -223,7 +224,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         order = self.order
         batches = (to_spark_batch(b.select(order) if order else b, self.schema) for b in iterator if b.num_rows)
         if self.check_nulls:
-            batches = (_checked(b, self.schema) for b in batches)
+            batches = (nulls_checked(b, self.schema) for b in batches)
         frags = write_fragments(
             batches, self.uri, schema=self.schema, storage_options=self.storage, **self.write_options
         )
@@ -290,7 +291,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         )
 
 
-def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
+def nulls_tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
     """Whether ``aligned`` declares non-null a field (at any depth) that ``ours`` lets hold nulls."""
 
     def walk(a: pa.DataType, b: pa.DataType) -> bool:
@@ -304,6 +305,7 @@ def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
     return any(fa.nullable and not fb.nullable or walk(fa.type, fb.type) for fa, fb in zip(ours, aligned))
 
 
-def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+def nulls_checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch``, after checking it holds no null where ``schema`` declares a field non-null."""
     check_not_null(batch, schema)
     return batch

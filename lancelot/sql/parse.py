@@ -79,7 +79,8 @@ def _describe(description: str, token: str) -> str:
     return description
 
 
-def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
+def syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
+    """The SqlError for a parse failure of ``sql`` (``what`` it was meant to be), pointing at where it failed."""
     errors = getattr(e, "errors", None) or []
     if errors:
         d = errors[0]
@@ -114,7 +115,7 @@ def parse_sql(sql: str, what: str = "filter") -> exp.Expr:
     try:
         trees = _trees(sql)
     except (ParseError, TokenError) as e:
-        raise _syntax_error(sql, what, e) from None
+        raise syntax_error(sql, what, e) from None
     if len(trees) != 1 or trees[0] is None:
         raise SqlError(f"the SQL {what} {sql!r} must be one expression (no ';')")
     tree = trees[0]

@@ -53,7 +53,7 @@ def test_a_capacity_bounds_the_metadata(uri, lib) -> None:
         ds = mod.dataset(uri, metadata_cache_size_bytes=capacity)
         assert ds.to_table() == want and ds.take([5, 250, 599]) == want.take([5, 250, 599])
         held = _metadata(ds.session())
-        assert held <= capacity if lib == "pylance" or capacity != 1500 else ds._file_cache.held <= capacity
+        assert held <= capacity if lib == "pylance" or capacity != 1500 else ds.file_cache.held <= capacity
         if capacity == 0:
             assert held == 0
 
@@ -87,7 +87,7 @@ def test_no_metadata_cache_survives_a_commit(tmp_path, lib) -> None:
     if lib == "lancelot":  # the fragments still hold their deleted positions (read once per dataset object)
         held = sum(f.deleted_positions().nbytes for f in ds.get_fragments())
         assert _metadata(ds.session()) == held
-        assert ds._file_cache is not None and len(ds._file_cache) == 0
+        assert ds.file_cache is not None and len(ds.file_cache) == 0
     else:
         assert _metadata(ds.session()) == 0
 
