@@ -141,7 +141,7 @@ def test_append_on_a_stale_read_commits_on_top_of_the_newer_version(many, tmp_pa
     uri = str(tmp_path / "ds")
     shutil.copytree(many, uri)
     store = store_mod.ObjectStore(uri)
-    known = write_mod._listed(store, uri)
+    known = write_mod.listed_versions(store, uri)
     frags = write_mod.write_fragments(table(3, 7000), uri)
     lance.write_dataset(table(4, 8000), uri, mode="append")  # another writer commits version 10
     ds = write_mod.commit_version(uri, "append", fragments=frags, read_version=9, _store=store, _known=known)
