@@ -7,11 +7,18 @@ import pytest
 pytest_plugins = ["tests.s3"]
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`make test` runs two pytest-xdist workers with ``--dist loadgroup``: each test file is one group, so
-    its module-scoped fixtures (benchmark runs, datasets written once) are built on one worker only; the
-    Spark package is a single group (tests/spark/conftest.py), sharing one worker's sessions."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`make test` runs two pytest-xdist workers; each gets whole test files, so a file's module-scoped
+    fixtures (benchmark runs, datasets written once) are built once, and the Spark package goes to one
+    worker as a unit, sharing its sessions in the order tests/spark/conftest.py sorts them.  (xdist's own
+    ``--dist loadgroup`` marks do not take with pytest 9.2 and xdist 3.8: the tests of one group ran on
+    both workers.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FilesAndSpark(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/spark" if path.startswith("tests/spark/") else path
+
+    return FilesAndSpark(config, log)

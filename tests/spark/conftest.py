@@ -33,7 +33,8 @@ def _mode_rank(item: pytest.Item) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """This package's tests, stably sorted by session mode, in the places they held."""
+    """This package's tests, stably sorted by session mode, in the places they held (tests/conftest.py
+    sends them to one pytest-xdist worker as a unit, sharing its Spark sessions)."""
     here = Path(__file__).parent
     slots = [i for i, item in enumerate(items) if here in item.path.parents]
     for i, item in zip(slots, sorted((items[i] for i in slots), key=_mode_rank)):
