@@ -98,7 +98,7 @@ class OutOfRangeError(LanceError, IndexError):
 # -- dataset errors: also the builtin classes pylance raises, so users' ``except`` clauses work -----
 
 
-class _OSErrorMessage:
+class OSErrorMessage:
     """Mixin for LanceErrors that are also OSErrors: show the LanceError message, not "[Errno None] ..."."""
 
     __str__ = BaseException.__str__
@@ -108,12 +108,12 @@ class LanceValueError(LanceError, ValueError):
     """A bad argument (an unknown column, a negative limit, a bad option): pylance's ValueError."""
 
 
-class DatasetNotFoundError(_OSErrorMessage, _PathError, FileNotFoundError, ValueError):
+class DatasetNotFoundError(OSErrorMessage, _PathError, FileNotFoundError, ValueError):
     """No dataset at the URI (no manifest in ``_versions/``).  pylance raises ValueError here; a FileNotFoundError is
     what Python code expects of a missing path: this is both."""
 
 
-class VersionNotFoundError(_OSErrorMessage, LanceError, ValueError, OSError):
+class VersionNotFoundError(OSErrorMessage, LanceError, ValueError, OSError):
     """A version (or an ``asof`` time) the dataset does not have (pylance: ValueError when opening, OSError from
     ``checkout_version``)."""
 
@@ -129,33 +129,33 @@ class RefConflictError(LanceError, ValueError):
     """A tag that already exists (``tags.create``)."""
 
 
-class DatasetIndexError(_OSErrorMessage, OutOfRangeError, OSError):
+class DatasetIndexError(OSErrorMessage, OutOfRangeError, OSError):
     """A take index or row id outside the dataset (pylance: OSError; Python's IndexError too)."""
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
 
 
-class DatasetSchemaError(_OSErrorMessage, SchemaMismatchError, ValueError, OSError):
+class DatasetSchemaError(OSErrorMessage, SchemaMismatchError, ValueError, OSError):
     """Data whose schema does not fit the dataset's (pylance: OSError "Append with different schema")."""
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
 
 
-class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
+class InvalidRefError(OSErrorMessage, LanceValueError, OSError):
     """A tag name that is not a valid ref (pylance: OSError "Ref is invalid")."""
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
 
 
-class MixedFileVersionsError(_OSErrorMessage, UnsupportedVersionError, OSError):
+class MixedFileVersionsError(OSErrorMessage, UnsupportedVersionError, OSError):
     """A dataset whose data files are of two format versions (Lance 0.16 could write one): pylance's OSError
     ("The dataset contains a mixture of file versions"), raised before such a dataset is changed."""
 
 
-class CommitConflictError(_OSErrorMessage, LanceError, OSError):
+class CommitConflictError(OSErrorMessage, LanceError, OSError):
     """A concurrent commit makes this one impossible (e.g. an append against an overwrite), or the dataset already
     exists for a create: pylance's ``lance.commit.CommitConflictError``, an OSError.
 

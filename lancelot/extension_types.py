@@ -206,7 +206,7 @@ def resolve_field(field: pa.Field) -> pa.Field:
     """``field`` with the extension types registered in this process rebuilt from their metadata (at any depth), as
     pyarrow's IPC reader rebuilds them; the field itself when there are none, or when a registered type refuses its
     stored parameters, or one of ``KEPT_AS_STORAGE`` is in it."""
-    names = _extension_names(field)
+    names = extension_names(field)
     if not names or names & KEPT_AS_STORAGE:
         return field
     try:
@@ -215,7 +215,7 @@ def resolve_field(field: pa.Field) -> pa.Field:
         return field
 
 
-def _extension_names(field: pa.Field) -> set[str]:
+def extension_names(field: pa.Field) -> set[str]:
     """The extension names in the metadata of ``field`` and its children."""
     out = set()
     if field.metadata and NAME_KEY in field.metadata:
@@ -223,7 +223,7 @@ def _extension_names(field: pa.Field) -> set[str]:
     t = field.type
     if not pa.types.is_dictionary(t):
         for i in range(t.num_fields):
-            out |= _extension_names(t.field(i))
+            out |= extension_names(t.field(i))
     return out
 
 

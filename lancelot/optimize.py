@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json as _json
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 from lancelot.dataset.compact import (
     CompactionMetrics,
-    _index_fragments,
     check_defer,
     commit_compaction,
+    indexed_fragments,
     plan_groups,
     rewrite,
 )
@@ -103,6 +103,9 @@ def _metrics(old: list[FragmentMetadata], new: list[FragmentMetadata]) -> Compac
     )
 
 
+_J = TypeVar("_J", bound="_Json")
+
+
 class _Json:
     """Equality, pickling (through ``json``) and ``from_json`` for the plan, task and result classes."""
 
@@ -114,7 +117,24 @@ class _Json:
         """
         return _json.dumps(self._dict())
 
+    @classmethod
+    def from_json(cls: type[_J], json: str) -> _J:
+        """Read what ``json`` gives (lancelot's or pylance's).
+
+        Args:
+            json: The JSON text.
+
+        Returns:
+            The object.
+        """
+        return cls._of(_json.loads(json))
+
     def _dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def _of(cls: type[_J], d: dict[str, Any]) -> _J:
+        """The object ``_dict`` gave ``d`` (or pylance's equivalent)."""
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
@@ -124,7 +144,7 @@ class _Json:
         return hash(self.json())
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self).from_json, (self.json(),))  # type: ignore[attr-defined]
+        return (type(self).from_json, (self.json(),))
 
 
 class CompactionTask(_Json):
@@ -148,18 +168,9 @@ class CompactionTask(_Json):
             "options": _options_json(self._options),
         }
 
-    @staticmethod
-    def from_json(json: str) -> CompactionTask:
-        """Read what ``json`` gives (lancelot's or pylance's).
-
-        Args:
-            json: The JSON text.
-
-        Returns:
-            The task.
-        """
-        d = _json.loads(json)
-        return CompactionTask(int(d["read_version"]), _frags(d["task"]["fragments"]), _options_of(d["options"]))
+    @classmethod
+    def _of(cls, d: dict[str, Any]) -> CompactionTask:
+        return cls(int(d["read_version"]), _frags(d["task"]["fragments"]), _options_of(d["options"]))
 
     def execute(self, dataset: LanceDataset) -> RewriteResult:
         """Rewrite the task's fragments into new data files (nothing is committed: pass the result to
@@ -220,19 +231,10 @@ class CompactionPlan(_Json):
             "options": _options_json(self._options),
         }
 
-    @staticmethod
-    def from_json(json: str) -> CompactionPlan:
-        """Read what ``json`` gives (lancelot's or pylance's).
-
-        Args:
-            json: The JSON text.
-
-        Returns:
-            The plan.
-        """
-        d = _json.loads(json)
+    @classmethod
+    def _of(cls, d: dict[str, Any]) -> CompactionPlan:
         opts, rv = _options_of(d["options"]), int(d["read_version"])
-        return CompactionPlan(rv, [CompactionTask(rv, _frags(t["fragments"]), opts) for t in d["tasks"]], opts)
+        return cls(rv, [CompactionTask(rv, _frags(t["fragments"]), opts) for t in d["tasks"]], opts)
 
     def __repr__(self) -> str:
         return f"CompactionPlan(read_version={self.read_version}, tasks=<{len(self.tasks)} compaction tasks>)"
@@ -275,19 +277,10 @@ class RewriteResult(_Json):
             "row_addrs": None,
         }
 
-    @staticmethod
-    def from_json(json: str) -> RewriteResult:
-        """Read what ``json`` gives (lancelot's or pylance's).
-
-        Args:
-            json: The JSON text.
-
-        Returns:
-            The result.
-        """
-        d = _json.loads(json)
+    @classmethod
+    def _of(cls, d: dict[str, Any]) -> RewriteResult:
         old, new = _frags(d["original_fragments"]), _frags(d["new_fragments"])
-        return RewriteResult(int(d["read_version"]), new, old, CompactionMetrics(**d["metrics"]))
+        return cls(int(d["read_version"]), new, old, CompactionMetrics(**d["metrics"]))
 
     def __repr__(self) -> str:
         return (
@@ -359,7 +352,7 @@ class Compaction:
             ([f.to_pb() for f in r.original_fragments], [f.to_pb() for f in r.new_fragments]) for r in rewrites
         ]
         remap = None
-        if _index_fragments(read):
+        if indexed_fragments(read):
             at = {v: dataset.checkout_version(v) for v in {r.read_version for r in rewrites}}
             by_id = {v: {f.fragment_id: f for f in ds.get_fragments()} for v, ds in at.items()}
             remap = [[by_id[r.read_version][f.id] for f in r.original_fragments] for r in rewrites]

@@ -22,8 +22,7 @@ from lancelot import encodings
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
-from lancelot.extension_types import _extension_names as extension_names
-from lancelot.extension_types import resolve_schema, view_as
+from lancelot.extension_types import extension_names, resolve_schema, view_as
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, open_source

@@ -20,13 +20,13 @@ MAX_BOUND_BYTES = 64
 
 Path = tuple[str, ...]
 #: one block of zones of a column: (mins, maxs, null counts)
-_Stats = tuple[pa.Array, pa.Array, np.ndarray]
+Stats = tuple[pa.Array, pa.Array, np.ndarray]
 
 
-def _stat_type(t: pa.DataType) -> pa.DataType | None:
+def stat_type(t: pa.DataType) -> pa.DataType | None:
     """The type a column's bounds are kept in, or None if the column gets no statistics."""
     if pa.types.is_dictionary(t):
-        return _stat_type(t.value_type)
+        return stat_type(t.value_type)
     if pa.types.is_float16(t):
         return pa.float32()
     if pa.types.is_fixed_size_binary(t) or is_string_like(t) or is_binary_like(t):
@@ -45,7 +45,7 @@ def leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
             for i in range(t.num_fields):
                 visit(path + (t.field(i).name,), t.field(i).type)
         else:
-            st = _stat_type(t)
+            st = stat_type(t)
             if st is not None:
                 out.append((path, st))
 
@@ -54,7 +54,7 @@ def leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
     return out
 
 
-def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
+def leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
     """The values at ``path`` (``column`` is the top-level column ``path[0]``) as one array, null wherever
     the value or any parent struct is null."""
     col = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
@@ -64,12 +64,12 @@ def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
     return col
 
 
-#: the types ``_prepare`` changes (by Arrow type id): dictionaries, float16, durations, views
+#: the types ``prepare`` changes (by Arrow type id): dictionaries, float16, durations, views
 _PREPARED = {pa.lib.Type_DICTIONARY, pa.lib.Type_HALF_FLOAT, pa.lib.Type_DURATION}
 _PREPARED |= {pa.lib.Type_STRING_VIEW, pa.lib.Type_BINARY_VIEW}
 
 
-def _prepare(arr: pa.Array) -> pa.Array:
+def prepare(arr: pa.Array) -> pa.Array:
     if arr.type.id not in _PREPARED:
         return arr
     if pa.types.is_dictionary(arr.type):
@@ -94,7 +94,7 @@ def _truncate_upper(v: bytes) -> bytes | None:
     return bytes(head)
 
 
-def _cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
+def cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Byte-string bounds as binary, cut to MAX_BOUND_BYTES (min: prefix; max: rounded up)."""
 
     def binary(a: pa.Array) -> pa.Array:
@@ -123,15 +123,15 @@ def _binary_array(values: list[bytes | None]) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), len(values), [validity, pa.py_buffer(offsets), data], null_count=nulls)
 
 
-def _one_zone_bytes(arr: pa.Array) -> _Stats:
-    """The bounds of byte strings forming one zone (a small file's), cut as ``_cut_bounds`` cuts them: one
+def one_zone_stats(arr: pa.Array) -> Stats:
+    """The bounds of byte strings forming one zone (a small file's), cut as ``cut_bounds`` cuts them: one
     ``min_max`` and the two values' bytes, no per-zone arrays to cast and slice."""
-    low, high = _binary_bounds(arr)
+    low, high = binary_bounds(arr)
     return _one_binary(low), _one_binary(high), np.array([arr.null_count], np.int64)
 
 
-def _binary_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None]:
-    """(min, max) of byte strings as ``_cut_bounds`` cuts them (None: no bound)."""
+def binary_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None]:
+    """(min, max) of byte strings as ``cut_bounds`` cuts them (None: no bound)."""
     mm = pc.min_max(arr)
     lo, hi = mm["min"], mm["max"]
     low = lo.as_buffer().to_pybytes()[:MAX_BOUND_BYTES] if lo.is_valid else None
@@ -141,7 +141,7 @@ def _binary_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None]:
     return low, high
 
 
-def _dense_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None] | None:
+def dense_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None] | None:
     """(min, max) bytes of a null-free integer, float or 32/64-bit temporal array (``_dense_zone_stats`` of
     one zone: a NaN leaves no bounds); None for other arrays."""
     t = arr.type
@@ -167,7 +167,7 @@ def _one_binary(v: bytes | None) -> pa.Array:
 _INT_VIEW = {32: pa.int32(), 64: pa.int64()}
 
 
-def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats | None:
+def numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> Stats | None:
     """Zone bounds of an integer, float or temporal array with numpy (None for other types)."""
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_floating(t):
@@ -209,7 +209,7 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stat
     return lo, hi, nulls
 
 
-def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats:
+def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> Stats:
     """Zone bounds of booleans with numpy (the hash group-by imports pyarrow.dataset, and with it pandas)."""
     n, size = len(arr), nzones * rows_per_zone
     vals, valid = np.zeros(size, bool), np.zeros(size, bool)
@@ -224,7 +224,7 @@ def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats:
     return from_numpy(mins, mask=unknown), from_numpy(maxs, mask=unknown), nulls
 
 
-def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int, nzones: int) -> _Stats:
+def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int, nzones: int) -> Stats:
     """Zone bounds of values without nulls: whole zones as one 2-D min/max, the partial last zone apart."""
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
@@ -245,15 +245,15 @@ def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_z
     return lo, hi, np.zeros(nzones, np.int64)
 
 
-def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats | None:
+def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> Stats | None:
     """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
     words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
     low = np.ascontiguousarray(words[0::2])  # pyarrow converts a strided array value by value
-    stats: _Stats | None
+    stats: Stats | None
     if not arr.null_count:
         stats = _dense_zone_stats(low, pa.int64(), False, rows_per_zone, nzones)
     else:
-        stats = _numeric_zone_stats(from_numpy(low, mask=~to_numpy(arr.is_valid())), rows_per_zone, nzones)
+        stats = numeric_zone_stats(from_numpy(low, mask=~to_numpy(arr.is_valid())), rows_per_zone, nzones)
     if stats is None:
         return None
     lo, hi, nulls = stats

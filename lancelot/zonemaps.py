@@ -33,16 +33,16 @@ from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, column_bytes, decode, 
 from lancelot.zonemap_pruning import ZoneMaps
 from lancelot.zonemap_stats import (
     Path,
-    _binary_bounds,
-    _cut_bounds,
-    _dense_bounds,
-    _leaf_array,
-    _numeric_zone_stats,
-    _one_zone_bytes,
-    _prepare,
-    _stat_type,
-    _Stats,
+    Stats,
+    binary_bounds,
+    cut_bounds,
+    dense_bounds,
+    leaf_array,
     leaf_columns,
+    numeric_zone_stats,
+    one_zone_stats,
+    prepare,
+    stat_type,
 )
 
 #: format 1 (Arrow IPC), read only; every format starts with MAGIC_PREFIX and one version byte
@@ -81,7 +81,7 @@ class ZoneMapBuilder:
         self._pending_rows = 0
         self._rows: list[np.ndarray] = []
         #: per column, each block's (min, max, nulls), a Future of it, or None (the column's type failed)
-        self._stats: list[list[_Stats | Future[_Stats | None] | None]] = [[] for _ in self._columns]
+        self._stats: list[list[Stats | Future[Stats | None] | None]] = [[] for _ in self._columns]
 
     def update(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Account for the next rows of the file."""
@@ -115,14 +115,14 @@ class ZoneMapBuilder:
             else:
                 self._stats[j].append(self._run(partial(self._column_stats, column, path, nzones)))
 
-    def _column_stats(self, column: pa.ChunkedArray, path: Path, nzones: int) -> _Stats | None:
+    def _column_stats(self, column: pa.ChunkedArray, path: Path, nzones: int) -> Stats | None:
         """(mins, maxs, nulls) of the zones of the leaf at ``path`` of the top-level ``column``; None for a
         type pyarrow cannot aggregate."""
         try:
-            arr = _prepare(_leaf_array(column, path))
-            stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
-            if stats is None and nzones == 1 and _stat_type(arr.type) == pa.binary():
-                stats = _one_zone_bytes(arr)
+            arr = prepare(leaf_array(column, path))
+            stats = numeric_zone_stats(arr, self.rows_per_zone, nzones)
+            if stats is None and nzones == 1 and stat_type(arr.type) == pa.binary():
+                stats = one_zone_stats(arr)
             if stats is None:
                 zone = from_numpy(np.arange(len(column), dtype=np.int64) // self.rows_per_zone)
                 stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
@@ -131,22 +131,22 @@ class ZoneMapBuilder:
             return None  # a type pyarrow cannot aggregate: no statistics for this column
 
     @staticmethod
-    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int, rows_per_zone: int | None = None) -> _Stats:
+    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int, rows_per_zone: int | None = None) -> Stats:
         """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
         take one numba pass (zonemap_bounds.py; a few zones: one min_max each), cheaper than the hash group-by."""
-        if rows_per_zone and _stat_type(arr.type) == pa.binary():
+        if rows_per_zone and stat_type(arr.type) == pa.binary():
             if nzones == 1:
-                return _one_zone_bytes(arr)
+                return one_zone_stats(arr)
             if nzones >= KERNEL_MIN_ZONES:
                 from lancelot.zonemap_bounds import string_zone_bounds  # imports numba: only when worth it
 
                 lo, hi, nulls = string_zone_bounds(arr, rows_per_zone, nzones)
-                return _cut_bounds(lo, hi) + (nulls,)
-            from lancelot.zonemap_bounds import _bounds_per_zone  # a few zones: one min_max each, no numba
+                return cut_bounds(lo, hi) + (nulls,)
+            from lancelot.zonemap_bounds import bounds_per_zone  # a few zones: one min_max each, no numba
 
-            lo, hi = _bounds_per_zone(arr, rows_per_zone, nzones)
+            lo, hi = bounds_per_zone(arr, rows_per_zone, nzones)
             nulls = np.array([arr.slice(k * rows_per_zone, rows_per_zone).null_count for k in range(nzones)], np.int64)
-            return _cut_bounds(lo, hi) + (nulls,)
+            return cut_bounds(lo, hi) + (nulls,)
         t = pa.table({"z": zone, "v": arr})
         aggs = [("v", "min_max"), ("v", "count", pc.CountOptions("only_null"))]
         floating = pa.types.is_floating(arr.type)
@@ -164,18 +164,18 @@ class ZoneMapBuilder:
             no_nan = from_numpy(to_numpy(g["nan_sum"].combine_chunks()) == 0)
             mins = pc.if_else(no_nan, mins, pa.nulls(1, mins.type)[0])
             maxs = pc.if_else(no_nan, maxs, pa.nulls(1, maxs.type)[0])
-        if _stat_type(arr.type) == pa.binary():
-            mins, maxs = _cut_bounds(mins, maxs)
+        if stat_type(arr.type) == pa.binary():
+            mins, maxs = cut_bounds(mins, maxs)
         return mins, maxs, nulls
 
     def _one_zone(self, column: pa.ChunkedArray, path: Path, st: pa.DataType) -> bytes | None:
         """The encoded column of a file of one zone (``column_bytes`` of its bounds, numeric and byte-string
         bounds straight from their values); None for a type pyarrow cannot aggregate."""
         try:
-            arr = _prepare(_leaf_array(column, path))
+            arr = prepare(leaf_array(column, path))
             if st == pa.binary():
-                return one_zone_bytes(path, st, *_binary_bounds(arr), arr.null_count)
-            dense = _dense_bounds(arr)
+                return one_zone_bytes(path, st, *binary_bounds(arr), arr.null_count)
+            dense = dense_bounds(arr)
             if dense is not None:
                 return one_zone_bytes(path, st, *dense, 0)
         except (pa.ArrowException, ValueError, TypeError):

@@ -194,16 +194,16 @@ def described(lf: LanceFile) -> LanceFile:
 
 # -- row selection -------------------------------------------------------------------------------
 @dataclass
-class _Row:
+class SelectedRow:
     """One selected row: its fragment and physical position."""
 
     fragment: Fragment
     position: int
 
 
-def row_list(rows: Rows) -> list[_Row]:
+def row_list(rows: Rows) -> list[SelectedRow]:
     """The rows of a take one by one, in the order asked (duplicates repeated)."""
-    flat = [_Row(f, p) for f, pos in rows.groups for p in pos.tolist()]
+    flat = [SelectedRow(f, p) for f, pos in rows.groups for p in pos.tolist()]
     return flat if rows.back is None else [flat[i] for i in rows.back.tolist()]
 
 
@@ -304,7 +304,7 @@ def descend(desc: dict[str, Any] | None, path: Sequence[str]) -> dict[str, Any] 
 
 
 def places_in(
-    ds: LanceDataset, top: str, rows: list[_Row], descs: list[dict[str, Any] | None], column: str
+    ds: LanceDataset, top: str, rows: list[SelectedRow], descs: list[dict[str, Any] | None], column: str
 ) -> list[BlobPlace | None]:
     """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file of column
     ``top``; None: a null)."""

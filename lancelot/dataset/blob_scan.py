@@ -16,7 +16,7 @@ import pyarrow as pa
 from lancelot import field_metadata
 from lancelot.dataset.blob import (
     BlobColumnError,
-    _Row,
+    SelectedRow,
     blob_places,
     choose,
     descend,
@@ -146,7 +146,7 @@ def _list_of(like: pa.DataType, item: pa.Field) -> pa.DataType:
 
 
 def _list_bytes(
-    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
+    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[SelectedRow]
 ) -> pa.Array:
     """A list holding blobs: each item's bytes, read with the descriptions in hand from its row's data file."""
     offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -159,7 +159,7 @@ def _list_bytes(
 
 
 def _in_hand(
-    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
+    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[SelectedRow]
 ) -> pa.Array:
     """``arr`` (descriptions, or structs / lists holding them, one per entry of ``rows``) as bytes."""
     if is_blob_field(ds_field):

@@ -46,7 +46,7 @@ from lancelot.dataset.blob_schema import (
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.encodings.structural.write_blob import ALIGN, padded
-from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
+from lancelot.errors import LanceError, OSErrorMessage, UnsupportedTypeError
 from lancelot.extension_types import child_fields, map_child_arrays
 from lancelot.io.sink import FileTarget, open_target
 
@@ -60,7 +60,7 @@ DEDICATED_THRESHOLD = 4 * 1024 * 1024
 PACK_FILE_MAX = 1024 * 1024 * 1024
 
 
-class ExternalBlobError(_OSErrorMessage, LanceError, OSError):
+class ExternalBlobError(OSErrorMessage, LanceError, OSError):
     """An external blob URI written without ``allow_external_blob_outside_bases`` (pylance's OSError)."""
 
 

@@ -54,7 +54,7 @@ from lancelot.dataset.manifest_wire import (
     scan_files,
 )
 from lancelot.dataset.transaction import TRANSACTIONS_DIR
-from lancelot.errors import LanceValueError, _OSErrorMessage
+from lancelot.errors import LanceValueError, OSErrorMessage
 from lancelot.format.pb import table_pb2
 from lancelot.util.jit import NumpyUntilHot
 
@@ -78,7 +78,7 @@ TEMP_PATTERNS = (
 TEMP_DIRS = (DATA_DIR, VERSIONS_DIR, "_deletions", TRANSACTIONS_DIR, INDICES_DIR, "_refs")
 
 
-class CleanupError(_OSErrorMessage, LanceValueError, OSError):
+class CleanupError(OSErrorMessage, LanceValueError, OSError):
     """Cleanup refused (tagged versions older than the cutoff, an option out of range): pylance's OSError."""
 
 
@@ -139,7 +139,7 @@ class CleanupStats:
 
 
 @dataclass
-class _Files:
+class TrackedFiles:
     paths: set[str] = field(default_factory=set)
     index_uuids: set[str] = field(default_factory=set)
     #: read off manifests' bytes (manifest_wire.scan_files): data file names, deletion file keys
@@ -165,9 +165,10 @@ _HOT = NumpyUntilHot(scan_files, warm_work=4 << 20)
 
 def _read_version(
     store: ObjectStore, uri: str, versions: Versions, v: int, path: str, data: bytes | None
-) -> tuple[float, Callable[[_Files], None]]:
-    """A manifest's commit time (epoch seconds) and a function adding the files it names to a ``_Files``: read off its
-    bytes (``data``; None: gone) by the kernel once it is loaded, else parsed (``_collect``)."""
+) -> tuple[float, Callable[[TrackedFiles], None]]:
+    """A manifest's commit time (epoch seconds) and a function adding the files it names to a
+    ``TrackedFiles``: read off its bytes (``data``; None: gone) by the kernel once
+    it is loaded, else parsed (``_collect``)."""
     if data is not None and _HOT.ready():
         scanned = _scan(data, v)
         if scanned is not None:
@@ -184,7 +185,7 @@ def _read_version(
     return m.timestamp.seconds + m.timestamp.nanos / 1e9, lambda into: _collect(m, mf.index_section, into)
 
 
-def _scan(data: bytes, v: int) -> tuple[float, Callable[[_Files], None]] | None:
+def _scan(data: bytes, v: int) -> tuple[float, Callable[[TrackedFiles], None]] | None:
     """``_read_version`` by the kernel; None when the bytes are not what it reads (then: parse)."""
     if len(data) < FOOTER + 4 or data[-4:] != MAGIC:
         return None
@@ -209,7 +210,7 @@ def _scan(data: bytes, v: int) -> tuple[float, Callable[[_Files], None]] | None:
         start = int(meta[F_TXN_START])
         txn = data[start : start + int(meta[F_TXN_LEN])].decode()
 
-    def add(into: _Files) -> None:
+    def add(into: TrackedFiles) -> None:
         starts = spans[:, 0]
         into.raw_paths.update(map(data.__getitem__, map(slice, starts.tolist(), (starts + spans[:, 1]).tolist())))
         if len(dels):
@@ -236,7 +237,7 @@ def tagged_versions(store: ObjectStore) -> dict[int, list[str]]:
     return out
 
 
-def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -> None:
+def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: TrackedFiles) -> None:
     for f in m.fragments:
         for d in f.files:
             if not d.HasField("base_id"):
@@ -249,7 +250,7 @@ def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -
         collect_indices(index_section, into)
 
 
-def collect_indices(index_section: bytes, into: _Files) -> None:
+def collect_indices(index_section: bytes, into: TrackedFiles) -> None:
     sec = table_pb2.IndexSection()
     sec.ParseFromString(index_section)
     for idx in sec.indices:
@@ -300,7 +301,7 @@ def cleanup_old_versions(
     current = int(ds.version)
     before_version = None if retain_versions is None else (listed.latest or 0) - retain_versions + 1
     tags = tagged_versions(store)
-    kept, verified = _Files(), _Files()
+    kept, verified = TrackedFiles(), TrackedFiles()
     old: list[int] = []
     tagged_old: list[int] = []
     for v, path, data in read_manifests(store, listed):  # (a remote store's side by side)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot.dataset.store import ObjectStore
-from lancelot.errors import LanceError, LanceValueError, _OSErrorMessage
+from lancelot.errors import LanceError, LanceValueError, OSErrorMessage
 from lancelot.format.pb import transaction_pb2
 
 #: the transaction property pylance stores a commit message under
@@ -84,7 +84,7 @@ def create_manifest(store: ObjectStore, path: str, version: int, data: bytes) ->
         raise CommitLockError.of(e) from e
 
 
-class CommitLockError(_OSErrorMessage, LanceError, OSError):
+class CommitLockError(OSErrorMessage, LanceError, OSError):
     """The user's commit lock raised (on taking or releasing): pylance's OSError "Error from commit
     handler: <class>: <message>", not retried."""
 
@@ -128,11 +128,11 @@ def detached_manifest_name(version: int) -> str:
 # -- commit_timeout: how long a commit, its retries included, may take (pylance's CommitBuilder timeout)
 
 
-class CommitTimeoutError(_OSErrorMessage, LanceError, TimeoutError):
+class CommitTimeoutError(OSErrorMessage, LanceError, TimeoutError):
     """The commit did not finish within ``commit_timeout`` (pylance raises TimeoutError)."""
 
 
-class InvalidCommitTimeoutError(_OSErrorMessage, LanceValueError, OSError):
+class InvalidCommitTimeoutError(OSErrorMessage, LanceValueError, OSError):
     """A ``commit_timeout`` pylance refuses: zero (its OSError) or negative (its ValueError)."""
 
 

@@ -117,7 +117,7 @@ def plan_compaction(
     return groups
 
 
-def _index_fragments(ds: LanceDataset) -> list[set[int]]:
+def indexed_fragments(ds: LanceDataset) -> list[set[int]]:
     """Each index's fragment ids; an index whose metadata names none covers the fragments below the ``max_fragment_id``
     of the version it was built on (pylance's rule)."""
     out = []
@@ -146,7 +146,7 @@ def _deleted(store: ObjectStore, f: table_pb2.DataFragment, where: str) -> np.nd
     return read_deletions(store, int(f.id), f.deletion_file, int(f.physical_rows), where).astype(np.int64)
 
 
-def _counted(f: Fragment) -> table_pb2.DataFragment:
+def counted_entry(f: Fragment) -> table_pb2.DataFragment:
     """A copy of the fragment's manifest entry with its physical row count (counted if the manifest's cannot be
     trusted): ``carry_deletions`` maps row positions with it."""
     c = table_pb2.DataFragment()
@@ -199,7 +199,7 @@ def carry_deletions(
     return out
 
 
-def _check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> None:
+def check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> None:
     """Every file a group reads must be there (a file opened earlier by this process could still be read from its open
     handle after its removal: compaction must not trust that)."""
     for group in groups:
@@ -308,7 +308,7 @@ def compact_files(ds: LanceDataset, **options: Any) -> CompactionMetrics:
     opts = resolve(ds, options)
     for attempt in range(COMPACTION_ATTEMPTS):
         try:
-            index_fragments = _index_fragments(ds)
+            index_fragments = indexed_fragments(ds)
             groups = plan_groups(ds, opts, index_fragments)
             if not groups:
                 return CompactionMetrics()
@@ -329,14 +329,14 @@ def compact_files(ds: LanceDataset, **options: Any) -> CompactionMetrics:
 def plan_groups(ds: LanceDataset, opts: Options, index_fragments: list[set[int]] | None = None) -> list[list[Fragment]]:
     """The groups a compaction of ``ds`` with ``opts`` rewrites: ``plan_compaction``'s, the leading ones within
     the ``max_source_*`` limits (pylance stops at the first group that would exceed one); ``index_fragments`` as
-    ``_index_fragments`` gives them (read when None)."""
+    ``indexed_fragments`` gives them (read when None)."""
     check_defer(ds, opts)
     groups = plan_compaction(
         ds,
         opts.target_rows_per_fragment,
         opts.materialize_deletions,
         opts.materialize_deletions_threshold,
-        _index_fragments(ds) if index_fragments is None else index_fragments,
+        indexed_fragments(ds) if index_fragments is None else index_fragments,
         opts.excluded_fragment_ids,
     )
     limits = (opts.max_source_fragments, opts.max_source_rows, opts.max_source_bytes)
@@ -375,9 +375,9 @@ def rewrite(
     """One group rewritten: (its fragments as read, the new fragments with ids unassigned), ``ds`` at the version the
     group was planned on."""
     where = f"dataset {ds.uri!r} version {ds.version}"
-    _check_files(ds, [group], where)
+    check_files(ds, [group], where)
     dv = opts.data_storage_version or writable_data_version(ds.manifest, where)
-    return [_counted(f) for f in group], rewrite_group(ds, group, opts.target_rows_per_fragment, dv, where, opts)
+    return [counted_entry(f) for f in group], rewrite_group(ds, group, opts.target_rows_per_fragment, dv, where, opts)
 
 
 def commit_compaction(

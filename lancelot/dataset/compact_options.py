@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lancelot.errors import LanceError, LanceValueError, UnsupportedVersionError, _OSErrorMessage
+from lancelot.errors import LanceError, LanceValueError, OSErrorMessage, UnsupportedVersionError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 MODES = ("reencode", "try_binary_copy", "force_binary_copy")
 
 
-class CompactionNotSupportedError(_OSErrorMessage, LanceError, OSError):
+class CompactionNotSupportedError(OSErrorMessage, LanceError, OSError):
     """A compaction option this dataset cannot take (pylance's "Not supported" / "Invalid user input" OSError)."""
 
 

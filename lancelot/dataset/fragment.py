@@ -22,9 +22,9 @@ from lancelot.dataset.fragment_metadata import DATA_DIR as DATA_DIR  # (re-expor
 from lancelot.dataset.fragment_metadata import DataFile
 from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetadata
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
-from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, _segments
+from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, deletion_segments
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError, LanceError, LanceValueError, _OSErrorMessage
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
             # no clean run fits: every row is filtered (known without reading the deletion file,
             # so a scan of many small fragments does not read them all serially before it starts)
             return self._physical
-        return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
+        return sum(b - a for a, b, dirty in deletion_segments(self.deleted_positions(), self.physical_rows) if dirty)
 
     def count_rows(self, filter: str | pc.Expression | None = None) -> int:
         """The fragment's live rows, or those matching ``filter``.
@@ -505,7 +505,7 @@ class FragmentSession:
         return self._fragment.take(indices, columns=self._columns)
 
 
-class EmptySchemaError(_OSErrorMessage, LanceError, OSError):
+class EmptySchemaError(OSErrorMessage, LanceError, OSError):
     """Data of no columns given to ``LanceFragment.create``: pylance's OSError."""
 
 

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment_columns import POS, scan_schema
 from lancelot.dataset.group_fetch import read_deletions
 from lancelot.dataset.group_files import Files, group_files, group_table
+from lancelot.dataset.manifest import rows_trusted
 from lancelot.dataset.row_selection import side_by_side
 from lancelot.util.pools import shared_pool
 
@@ -206,7 +207,8 @@ def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_f
     run: list[int] = []
     rows = 0
     for i in order:
-        n = frags[i]._physical
+        f = frags[i]
+        n = int(f.data_fragment.physical_rows) if rows_trusted(f.dataset.manifest, f.data_fragment) else None
         if n is None or n >= max_rows:
             if run:
                 runs.append(run)

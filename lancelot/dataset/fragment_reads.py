@@ -317,7 +317,7 @@ for _fn in (ReadsMixin.to_table, ReadsMixin.to_batches):
 CLEAN_RUN_ROWS = 1 << 16
 
 
-def _segments(deleted: np.ndarray, n: int) -> list[tuple[int, int, bool]]:
+def deletion_segments(deleted: np.ndarray, n: int) -> list[tuple[int, int, bool]]:
     """``[start, stop)`` segments of ``n`` rows in order, each True where it holds deletions (to filter) and False for
     runs of at least CLEAN_RUN_ROWS rows without any (kept as they are)."""
     d = np.asarray(deleted, dtype=np.int64)
@@ -349,7 +349,7 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
     mask[deleted] = False
     if not t.num_columns or n < CLEAN_RUN_ROWS:  # no clean run to keep: one filter of the whole (small) table
         return t.filter(pa.array(mask))
-    segments = [(a, b, pa.array(mask[a:b]) if dirty else None) for a, b, dirty in _segments(deleted, n)]
+    segments = [(a, b, pa.array(mask[a:b]) if dirty else None) for a, b, dirty in deletion_segments(deleted, n)]
     cols, schema = t.columns, t.schema
     del t
 

@@ -26,7 +26,7 @@ from lancelot.dataset.column_files import (
     scatter_live,
     write_column_files,
 )
-from lancelot.errors import LanceError, _OSErrorMessage
+from lancelot.errors import LanceError, OSErrorMessage
 from lancelot.format.pb import file_pb2, table_pb2
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class UDFError(LanceError, TypeError):
     __str__ = BaseException.__str__
 
 
-class UDFOutputError(_OSErrorMessage, ChangeInputError, OSError):
+class UDFOutputError(OSErrorMessage, ChangeInputError, OSError):
     """A batch UDF's answer of another schema or row count than asked: pylance's OSError ("Invalid user input")."""
 
 
@@ -148,7 +148,7 @@ def _finish_add(
     return None
 
 
-def _as_batch(out: Any) -> pa.RecordBatch:
+def as_udf_batch(out: Any) -> pa.RecordBatch:
     if type(out).__module__.split(".")[0] == "pandas":
         return pa.RecordBatch.from_pandas(out, preserve_index=False)
     if isinstance(out, pa.Table):
@@ -158,7 +158,7 @@ def _as_batch(out: Any) -> pa.RecordBatch:
     raise TypeError(f"add_columns: the function returned {type(out).__name__}, not a RecordBatch or DataFrame")
 
 
-def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iterator[pa.RecordBatch]:
+def live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iterator[pa.RecordBatch]:
     """The live rows of ``frags`` in order, in batches of at most ``size`` rows."""
     from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, row_columns
 
@@ -197,11 +197,11 @@ def _add_udf(
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
-        first = next(_live_batches([only] if only is not None else ds.get_fragments(), cols, 1), None)
+        first = next(live_batches([only] if only is not None else ds.get_fragments(), cols, 1), None)
         try:
             if first is None:  # (pylance has no row to call it on either)
                 raise ChangeInputError(f"dataset {ds.uri!r} has no rows to infer the function's output schema from")
-            schema = _as_batch(udf(first)).schema
+            schema = as_udf_batch(udf(first)).schema
         except Exception as e:
             if isinstance(udf, BatchUDF) and first is not None:
                 raise  # pylance lets a BatchUDF's own errors through, wraps a plain function's
@@ -234,10 +234,10 @@ def batch_values(
     from lancelot.dataset.udf import BatchUDFCheckpoint
 
     parts = []
-    for i, b in enumerate(_live_batches([f], cols, size)):
+    for i, b in enumerate(live_batches([f], cols, size)):
         info = BatchUDFCheckpoint.BatchInfo(f.fragment_id, i)
         got = cache.get_batch(info) if cache is not None else None
-        r = got if got is not None else _as_batch(udf(b.to_pandas() if pandas else b))
+        r = got if got is not None else as_udf_batch(udf(b.to_pandas() if pandas else b))
         if r.schema.names != out.names or r.schema.types != out.types:
             raise UDFOutputError(
                 f"{f.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"

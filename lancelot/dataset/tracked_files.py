@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from lancelot.dataset.cleanup import INDICES_DIR, TEMP_DIRS, _Files, collect_indices
+from lancelot.dataset.cleanup import INDICES_DIR, TEMP_DIRS, TrackedFiles, collect_indices
 from lancelot.dataset.commit import list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
@@ -64,7 +64,7 @@ def tracked_files(
                 if f.HasField("deletion_file") and not f.deletion_file.HasField("base_id")
             ]
             if mf.index_section:
-                found = _Files()
+                found = TrackedFiles()
                 collect_indices(mf.index_section, found)
                 for u in sorted(found.index_uuids):
                     rows += [(p, "index file") for p, _, _ in store.list_files(f"{INDICES_DIR}/{u}")]

@@ -50,10 +50,10 @@ from lancelot.dataset.write_schema import (
 from lancelot.errors import (
     LanceError,
     LanceValueError,
+    OSErrorMessage,
     SchemaMismatchError,
     UnsupportedTypeError,
     UnsupportedVersionError,
-    _OSErrorMessage,
 )
 from lancelot.format.pb import table_pb2
 from lancelot.schema import normalize_schema
@@ -292,7 +292,7 @@ def data_file_name() -> str:
     return f"{int.from_bytes(b[:3], 'big'):024b}{b[3:].hex()}.lance"
 
 
-class UnwritableTypeError(_OSErrorMessage, UnsupportedTypeError, OSError):
+class UnwritableTypeError(OSErrorMessage, UnsupportedTypeError, OSError):
     """Data the file version cannot hold (a null struct at 2.0, a map before 2.2): an OSError, as pylance's write,
     insert, update or merge_insert raises."""
 

@@ -59,7 +59,7 @@ from lancelot.spark.jobs import (
 from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
     LookupResult,
-    _MergePlan,
+    MergePlan,
     as_matches,
     condition_schema,
     deletions,
@@ -116,7 +116,7 @@ def _target_keys(
                     yield to_spark_batch(t.select(out.names), out)
 
 
-def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _merge_task(plan: MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task) and some rows to
     insert: deletion files for the matched (and unmatched-by-source) target rows, new data files for the updated and
     inserted rows, all written together.  Yields one pickled ``FragmentChange`` summary per task and the counts of
@@ -296,7 +296,7 @@ def merge_insert(
             as_filter(text, condition_schema(cur.schema, source_columns))
         frags = cur.get_fragments()
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
-        plan = _MergePlan(
+        plan = MergePlan(
             cur.uri,
             cur.version,
             storage_options,
@@ -381,7 +381,7 @@ def _refused(cur: LanceDataset, results: list[Any]) -> None:
 
 
 def _merge_by_lookup(
-    cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table | None, all_fields: list[int]
+    cur: LanceDataset, df: Any, plan: MergePlan, matches: pa.Table | None, all_fields: list[int]
 ) -> tuple[int, dict[str, int]]:
     """One task per partition of the source, joined in Arrow with the collected matches (None: each task finds its own,
     merge_lookup.py); the driver writes the deletion files and commits one Update."""

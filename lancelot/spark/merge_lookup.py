@@ -46,7 +46,7 @@ _POS = "_lancelot_position"
 
 
 @dataclass(frozen=True)
-class _MergePlan:
+class MergePlan:
     """What a merge task needs to know (pickled to the executors)."""
 
     uri: str
@@ -70,7 +70,7 @@ def condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
 
 
 def updated_rows(
-    plan: _MergePlan, ds: LanceDataset, frag: Any, pos: np.ndarray, new: pa.Table
+    plan: MergePlan, ds: LanceDataset, frag: Any, pos: np.ndarray, new: pa.Table
 ) -> tuple[np.ndarray, pa.Table]:
     """Target rows ``pos`` of ``frag`` matched by source rows ``new`` (in that order): those where the update condition
     holds, and their new rows (source columns, then the target's others)."""
@@ -85,7 +85,7 @@ def updated_rows(
     return pos, new
 
 
-def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
+def _condition_holds(plan: MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
     """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
     assert plan.update_condition is not None
     cond = as_filter(qualified_to_plain(plan.update_condition), condition_schema(schema, plan.source_columns))
@@ -165,7 +165,7 @@ def scan_matches(ds: LanceDataset, on: list[str], src: pa.Table) -> pa.Table:
 
 
 def lookup_task(
-    plan: _MergePlan, job: JobRef, matches: pa.Table | None, batches: Iterator[pa.RecordBatch]
+    plan: MergePlan, job: JobRef, matches: pa.Table | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """A task over one partition of the source: see the module docstring (``matches`` None: the task finds its source
     rows' matches itself, ``scan_matches``).  Yields one pickled ``LookupResult``, or ``("fail", key)`` / ``("changed",

@@ -254,14 +254,14 @@ def _plan_udf(
 ) -> pa.Schema:
     """The UDF's output schema: given, the function's ``output_schema``, or (as pylance) from the function run on the
     driver on one row."""
-    from lancelot.dataset.schema_evolution import _as_batch, _live_batches
+    from lancelot.dataset.schema_evolution import as_udf_batch, live_batches
 
     schema = output_schema or getattr(udf, "output_schema", None)
     if schema is None:
-        first = next(_live_batches(cur.get_fragments(), cols, 1), None)
+        first = next(live_batches(cur.get_fragments(), cols, 1), None)
         if first is None:
             first = pa.RecordBatch.from_pylist([], pa.schema([cur.schema.field(c) for c in cols]))
-        schema = _as_batch(udf(first.to_pandas() if pandas else first)).schema
+        schema = as_udf_batch(udf(first.to_pandas() if pandas else first)).schema
     return pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
 
 
@@ -353,7 +353,7 @@ def _compact_task(
 ) -> tuple[list[bytes], list[bytes]]:
     """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live rows in order, stable
     row ids carried over: (old fragments, new fragments), serialized."""
-    from lancelot.dataset.compact import _counted
+    from lancelot.dataset.compact import counted_entry
     from lancelot.dataset.compact_rewrite import rewrite_group
     from lancelot.dataset.manifest import writable_data_version
 
@@ -361,7 +361,7 @@ def _compact_task(
     where = f"dataset {ds.uri!r} version {ds.version}"
     dv = writable_data_version(ds.manifest, where)
     new_pb = rewrite_group(ds, group, target_rows_per_fragment, dv, where)
-    return [_counted(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
+    return [counted_entry(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
 
 
 def _compact_files(result: tuple[list[bytes], list[bytes]]) -> list[str]:
@@ -404,7 +404,7 @@ def compact(
     from lancelot.dataset.compact import (
         COMPACTION_ATTEMPTS,
         CompactionMetrics,
-        _check_files,
+        check_files,
         commit_compaction,
         compact_files,
         plan_compaction,
@@ -428,7 +428,7 @@ def compact(
         groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
         if not groups:
             return CompactionMetrics()
-        _check_files(ds, groups, where)
+        check_files(ds, groups, where)
         task = functools.partial(_compact_task, target_rows_per_fragment)
         with Job(ds, storage_options) as job:
             ids = [[f.fragment_id for f in g] for g in groups]

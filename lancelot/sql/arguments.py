@@ -27,32 +27,32 @@ def arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
 def string_arg(t: Translator, node: exp.Expr, args: list[Val], n: int) -> Val:
     """The first of a string function's ``n`` arguments, as a string (the count checked)."""
     arity(t, node, args, n)
-    return _string(t, args[0], node)
+    return string_operand(t, args[0], node)
 
 
-class _NullArgument(Exception):
+class NullArgument(Exception):
     """A literal NULL where a function takes a constant: the call's result is NULL."""
 
 
-def _literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
+def literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
     if v.const is not None and not v.const.is_valid:
-        raise _NullArgument
+        raise NullArgument
     if v.const is None or not is_string_like(v.type):
         raise t.error(f"the {what} must be a string literal", node)
     s: str = v.const.as_py()
     return s
 
 
-def _literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
+def literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
     if v.const is not None and not v.const.is_valid:
-        raise _NullArgument
+        raise NullArgument
     if v.const is None or not pa.types.is_integer(v.type):
         raise t.error(f"the {what} must be an integer literal", node)
     i: int = v.const.as_py()
     return i
 
 
-def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
+def string_operand(t: Translator, v: Val, node: exp.Expr) -> Val:
     if pa.types.is_dictionary(v.type):
         v = t.cast(v, v.type.value_type, node)
     if pa.types.is_string_view(v.type):  # few Arrow kernels take views
@@ -68,7 +68,7 @@ def as_text(t: Translator, v: Val, node: exp.Expr) -> Val:
     """``v`` as text for the string functions DataFusion coerces any argument for (lpad, left,
     length, reverse, translate...): a number, boolean or time as its text."""
     if is_string_like(v.type) or pa.types.is_null(v.type) or pa.types.is_dictionary(v.type):
-        return _string(t, v, node)
+        return string_operand(t, v, node)
     return t.cast(v, pa.utf8(), node)
 
 

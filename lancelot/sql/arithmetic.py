@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
 from lancelot.sql.types import as_decimal, comparison_common, is_numeric, numeric_common
-from lancelot.sql.values import _ARITHMETIC, Val, _const
+from lancelot.sql.values import ARITHMETIC, Val, const_val
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
@@ -73,7 +73,7 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     quotient = t.call("divide", [a, b], node)
     out = t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
     if pa.types.is_signed_integer(common) and out.const is None:  # the smallest integer % -1 is 0 (the quotient wraps)
-        minus_one = t.call("equal", [b, _const(pa.scalar(-1, common))], node)
+        minus_one = t.call("equal", [b, const_val(pa.scalar(-1, common))], node)
         out = t.call("if_else", [minus_one, t.call("subtract", [a, a], node), out], node)  # 0, or null
     return out
 
@@ -83,10 +83,11 @@ def _plus_days(t: Translator, fn: str, date: Val, n: Val, node: exp.Expr) -> Val
     days (``n * 86400``, wrapping in 64 bits) and those as an interval in nanoseconds, which must
     fit 64 bits: beyond 106,751 days an overflow error."""
     i64 = pa.int64()
-    seconds = t.call("multiply", [t.cast(n, i64, node), _const(pa.scalar(86_400, i64))], node)
-    check = t.call("multiply_checked", [seconds, _const(pa.scalar(1_000_000_000, i64))], node)
-    days = t.call("divide", [seconds, _const(pa.scalar(86_400, i64))], node)
-    days = t.call("add", [days, t.call("multiply", [check, _const(pa.scalar(0, i64))], node)], node)  # kept: its error
+    seconds = t.call("multiply", [t.cast(n, i64, node), const_val(pa.scalar(86_400, i64))], node)
+    check = t.call("multiply_checked", [seconds, const_val(pa.scalar(1_000_000_000, i64))], node)
+    days = t.call("divide", [seconds, const_val(pa.scalar(86_400, i64))], node)
+    zero = const_val(pa.scalar(0, i64))
+    days = t.call("add", [days, t.call("multiply", [check, zero], node)], node)  # kept: its error
     base = t.cast(t.cast(date, pa.int32(), node), i64, node)
     return t.cast(t.cast(t.call(fn, [base, days], node), pa.int32(), node), pa.date32(), node)
 
@@ -121,11 +122,11 @@ def _time_difference(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
     return t.call("subtract", [t.cast(a, common, node), t.cast(b, common, node)], node)
 
 
-def _arith(t: Translator, node: exp.Expr) -> Val:
-    return arithmetic(t, _ARITHMETIC[type(node)], t.value(node.this), t.value(node.expression), node)
+def arith_op(t: Translator, node: exp.Expr) -> Val:
+    return arithmetic(t, ARITHMETIC[type(node)], t.value(node.this), t.value(node.expression), node)
 
 
-def _neg(t: Translator, node: exp.Expr) -> Val:
+def neg_op(t: Translator, node: exp.Expr) -> Val:
     x = t.value(node.this)
     if pa.types.is_null(x.type):  # -NULL is NULL
         return x

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
 from lancelot.sql.types import arrow_type
-from lancelot.sql.values import Val, _const, sql_text
+from lancelot.sql.values import Val, const_val, sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:
     return to
 
 
-def _try_cast(t: Translator, node: exp.Expr) -> Val:
+def try_cast_op(t: Translator, node: exp.Expr) -> Val:
     """TRY_CAST: the cast, null where a value does not convert."""
     from lancelot.sql.udfs import try_cast
 
@@ -44,7 +44,7 @@ def _try_cast(t: Translator, node: exp.Expr) -> Val:
         try:
             return _cast_value(t, x, to, node)
         except SqlError:
-            return _const(pa.scalar(None, to))
+            return const_val(pa.scalar(None, to))
 
     def convert(arr: pa.Array) -> pa.Array:
         import pyarrow.dataset as pds
@@ -55,17 +55,17 @@ def _try_cast(t: Translator, node: exp.Expr) -> Val:
     return t.call(try_cast(x.type, to, convert), [x], node)
 
 
-def _cast(t: Translator, node: exp.Expr) -> Val:
+def cast_op(t: Translator, node: exp.Expr) -> Val:
     return _cast_value(t, t.value(node.this), _cast_type(t, node), node)
 
 
 def _cast_value(t: Translator, x: Val, to: pa.DataType, node: exp.Expr) -> Val:
     if x.const is not None and is_string_like(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
-        return _const(_temporal(t, x.const.as_py(), to, node))
+        return const_val(temporal_literal(t, x.const.as_py(), to, node))
     return t.cast(x, to, node)
 
 
-def _temporal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.Scalar:
+def temporal_literal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.Scalar:
     """``DATE '...'`` / ``TIMESTAMP '...'`` literals: ISO dates, a space or ``T`` before the time."""
     try:
         if pa.types.is_date(to):

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.types import comparison_common
-from lancelot.sql.values import _COMPARISONS, Val, _const, _unparen, is_literal
+from lancelot.sql.values import COMPARISONS, Val, const_val, is_literal, unparen
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
@@ -59,7 +59,7 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     consts = [v.const for v in (a, b) if v.const is not None and v.const.is_valid]
     if pa.types.is_floating(common) and plain.const is not None and len(consts) == 2:
         x, y = (_total_key(c.as_py()) for c in consts)
-        return _const(pa.scalar(_OUTCOME[fn]((x > y) - (x < y))))
+        return const_val(pa.scalar(_OUTCOME[fn]((x > y) - (x < y))))
     if not pa.types.is_floating(common) or plain.const is not None:
         return plain
     return _nan_order(fn, a, b, plain)
@@ -118,10 +118,10 @@ def in_list(t: Translator, node: exp.In) -> Val:
     if not node.expressions:
         raise t.error("IN needs at least one value", node)
     x = t.value(node.this)
-    if x.const is None and all(is_literal(e) and not isinstance(_unparen(e), exp.Array) for e in node.expressions):
+    if x.const is None and all(is_literal(e) and not isinstance(unparen(e), exp.Array) for e in node.expressions):
         scalars = [t.literal_scalar(e) for e in node.expressions]
-        if isinstance(_unparen(node.this), exp.Cast | exp.TryCast):  # (only a cast may unwrap: no constants else)
-            x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid], nulls=True) or x
+        if isinstance(unparen(node.this), exp.Cast | exp.TryCast):  # (only a cast may unwrap: no constants else)
+            x = _unwrapped(t, node.this, [const_val(s) for s in scalars if s.is_valid], nulls=True) or x
         return _in_set(t, node, x, scalars)
     items = [t.value(e) for e in node.expressions]
     out: Val | None = None
@@ -162,8 +162,8 @@ def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> 
     return Val(pc.if_else(pc.is_valid(x.expr), found, pc.scalar(_NULL_BOOL)), pa.bool_())
 
 
-def _compare(t: Translator, node: exp.Expr) -> Val:
-    return compare(t, _COMPARISONS[type(node)], *_operands(t, node), node)
+def compare_op(t: Translator, node: exp.Expr) -> Val:
+    return compare(t, COMPARISONS[type(node)], *_operands(t, node), node)
 
 
 def _operands(t: Translator, node: exp.Expr) -> tuple[Val, Val]:
@@ -181,7 +181,7 @@ def _unwrapped(t: Translator, side: exp.Expr, others: list[Val], nulls: bool = F
     itself when each constant fits both integer types (a value the cast would refuse or make null
     then compares as it is): the uncast ``x``, else None.  ``nulls``: an IN list whose NULLs were
     left out of ``others`` (a list of NULLs alone unwraps too)."""
-    side = _unparen(side)
+    side = unparen(side)
     if not isinstance(side, exp.Cast | exp.TryCast):
         return None
     if not (others or nulls) or any(
@@ -197,7 +197,7 @@ def _unwrapped(t: Translator, side: exp.Expr, others: list[Val], nulls: bool = F
     return inner if fits else None
 
 
-def _distinct(t: Translator, node: exp.Expr) -> Val:
+def distinct_op(t: Translator, node: exp.Expr) -> Val:
     a, b = _operands(t, node)
     ne = compare(t, "not_equal", a, b, node)
     one_null = t.call("xor", [t.call("is_null", [a], node), t.call("is_null", [b], node)], node)
@@ -207,14 +207,14 @@ def _distinct(t: Translator, node: exp.Expr) -> Val:
     return out
 
 
-def _between(t: Translator, node: exp.Expr) -> Val:
+def between_op(t: Translator, node: exp.Expr) -> Val:
     x, lo, hi = t.value(node.this), t.value(node.args["low"]), t.value(node.args["high"])
     ge = compare(t, "greater_equal", x, lo, node)
     le = compare(t, "less_equal", x, hi, node)
     return t.call("and_kleene", [ge, le], node)
 
 
-def _in(t: Translator, node: exp.Expr) -> Val:
+def in_op(t: Translator, node: exp.Expr) -> Val:
     assert isinstance(node, exp.In)
     if node.args.get("query") is not None or node.args.get("unnest") is not None:
         raise t.error("IN takes a list of values", node)

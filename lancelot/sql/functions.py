@@ -16,14 +16,14 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.arguments import (
-    _literal_int,
-    _literal_str,
-    _NullArgument,
-    _string,
+    NullArgument,
     arity,
     as_common,
     as_text,
+    literal_int,
+    literal_str,
     string_arg,
+    string_operand,
 )
 from lancelot.sql.conditionals import lazy_coalesce, total_equal
 from lancelot.sql.lists import LIST_FUNCTIONS, element
@@ -31,7 +31,7 @@ from lancelot.sql.numeric import NUMERIC_FUNCTIONS
 from lancelot.sql.string_functions import STRING_FUNCTIONS
 from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
 from lancelot.sql.types import comparison_common, is_int, is_numeric
-from lancelot.sql.values import Val, _const
+from lancelot.sql.values import Val, const_val
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -49,23 +49,23 @@ def _unary_text(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]
 def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val:
     if len(args) not in (2, 3):
         raise t.error(f"{node.name} takes 2 or 3 arguments", node)
-    s = _string(t, args[0], node)
+    s = string_operand(t, args[0], node)
     if boolean and args[1].const is not None and not args[1].const.is_valid:
-        return _const(pa.scalar(False))
-    pattern = _literal_str(t, args[1], node, "pattern")
-    flags = _literal_str(t, args[2], node, "flags") if len(args) == 3 else ""
+        return const_val(pa.scalar(False))
+    pattern = literal_str(t, args[1], node, "pattern")
+    flags = literal_str(t, args[2], node, "flags") if len(args) == 3 else ""
     if set(flags) - {"i"}:
         raise t.error(f"unsupported regular expression flags {flags!r} (only 'i')", node)
     out = t.call("match_substring_regex", [s], node, pc.MatchSubstringOptions(pattern, ignore_case="i" in flags))
     if boolean:  # regexp_match(...) IS NOT NULL: a null string does not match
-        out = t.call("coalesce", [out, _const(pa.scalar(False))], node)
+        out = t.call("coalesce", [out, const_val(pa.scalar(False))], node)
     return out
 
 
 def _pattern_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         s = string_arg(t, node, args, 2)
-        return t.call(kernel, [s], node, pc.MatchSubstringOptions(_literal_str(t, args[1], node, "pattern")))
+        return t.call(kernel, [s], node, pc.MatchSubstringOptions(literal_str(t, args[1], node, "pattern")))
 
     return fn
 
@@ -77,7 +77,7 @@ def _unary(
         arity(t, node, args, 1)
         x = args[0]
         if accepts is is_string_like:
-            x = _string(t, x, node)
+            x = string_operand(t, x, node)
         elif accepts is not None and not accepts(x.type):
             raise t.error(f"{node.name} does not apply to {x.type}", node)
         if to is not None and x.type != to and pa.types.is_integer(x.type):
@@ -125,7 +125,7 @@ def as_view_with_views(t: Translator, node: exp.Expr, args: list[Val], out: Val)
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
-    out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+    out = t.call("binary_join_element_wise", [*strings, const_val(pa.scalar(""))], node, opts)
     # DataFusion's type: a string with any non-text argument; else a view with a view; else the
     # arguments' own when all are of one string type, a view when several (NULL counts as one)
     types = {a.type for a in args}
@@ -139,8 +139,8 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     s = string_arg(t, node, args, 3)
-    old = _literal_str(t, args[1], node, "search string")
-    new = _literal_str(t, args[2], node, "replacement")
+    old = literal_str(t, args[1], node, "search string")
+    new = literal_str(t, args[2], node, "replacement")
     if old == "":  # Rust's str::replace puts ``new`` around every character, as an empty regex does
         if new == "":
             return s
@@ -165,8 +165,8 @@ def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
         out = t.call(kernel, [x], node)
         if kernel == "sqrt":  # Rust's sqrt of a negative is a NaN with its sign bit set
-            negative = t.call("less", [x, _const(pa.scalar(0.0, x.type))], node)
-            out = t.call("if_else", [negative, _const(pa.scalar(-math.nan, x.type)), out], node)
+            negative = t.call("less", [x, const_val(pa.scalar(0.0, x.type))], node)
+            out = t.call("if_else", [negative, const_val(pa.scalar(-math.nan, x.type)), out], node)
         return out
 
     return fn
@@ -202,8 +202,8 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if common is None:
         raise t.error(f"nullif of {a.type} and {b.type}", node)
     a = t.cast(a, common, node)
-    same = t.call("coalesce", [total_equal(t, a, b, node), _const(pa.scalar(False))], node)  # -0 is not 0
-    return as_view_with_views(t, node, args, t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node))
+    same = t.call("coalesce", [total_equal(t, a, b, node), const_val(pa.scalar(False))], node)  # -0 is not 0
+    return as_view_with_views(t, node, args, t.call("if_else", [same, const_val(pa.scalar(None, a.type)), a], node))
 
 
 def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -211,39 +211,39 @@ def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if not is_numeric(args[0].type):
         raise t.error(f"iszero does not apply to {args[0].type}", node)
     x = t.cast(args[0], pa.float64(), node) if not pa.types.is_floating(args[0].type) else args[0]
-    return t.call("equal", [x, _const(pa.scalar(0.0, x.type))], node)
+    return t.call("equal", [x, const_val(pa.scalar(0.0, x.type))], node)
 
 
 def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """1-based character position of the first occurrence, 0 when absent: the characters before it
     are the first piece of a split at it."""
     s = string_arg(t, node, args, 2)
-    sub = _literal_str(t, args[1], node, "substring")
+    sub = literal_str(t, args[1], node, "substring")
     if sub == "":  # 1; an int64 for a large_string, as its lengths
         n = pa.int64() if pa.types.is_large_string(s.type) else pa.int32()
-        return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, n)), _null(n)], node)
+        return t.call("if_else", [t.call("is_valid", [s], node), const_val(pa.scalar(1, n)), _null(n)], node)
     pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(sub, max_splits=1))
-    found = t.call("greater", [t.call("list_value_length", [pieces], node), _const(pa.scalar(1, pa.int32()))], node)
-    before = t.call("utf8_length", [t.call("list_element", [pieces, _const(pa.scalar(0))], node)], node)
-    at = t.call("add", [before, _const(pa.scalar(1, before.type))], node)
-    return t.call("if_else", [found, at, _const(pa.scalar(0, before.type))], node)
+    found = t.call("greater", [t.call("list_value_length", [pieces], node), const_val(pa.scalar(1, pa.int32()))], node)
+    before = t.call("utf8_length", [t.call("list_element", [pieces, const_val(pa.scalar(0))], node)], node)
+    at = t.call("add", [before, const_val(pa.scalar(1, before.type))], node)
+    return t.call("if_else", [found, at, const_val(pa.scalar(0, before.type))], node)
 
 
 def _null(t: pa.DataType) -> Val:
-    return _const(pa.scalar(None, t))
+    return const_val(pa.scalar(None, t))
 
 
 def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         arity(t, node, args, 2)
         s = as_text(t, args[0], node)
-        n = _literal_int(t, args[1], node, "length")
+        n = literal_int(t, args[1], node, "length")
         if left:
             opts = pc.SliceOptions(0, n)
         elif n:  # the last n characters, or all but the first -n
             opts = pc.SliceOptions(-n)
         else:
-            empty = _const(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
+            empty = const_val(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
             out = t.call("if_else", [t.call("is_valid", [s], node), empty, _null(s.type)], node)
             return t.cast(out, pa.string_view(), node)
         return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)  # DataFusion's type
@@ -255,8 +255,8 @@ def _trim(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         if len(args) not in (1, 2):
             raise t.error(f"{node.name} takes 1 or 2 arguments", node)
-        s = _string(t, args[0], node)
-        chars = _literal_str(t, args[1], node, "characters") if len(args) == 2 else " "
+        s = string_operand(t, args[0], node)
+        chars = literal_str(t, args[1], node, "characters") if len(args) == 2 else " "
         return t.call(kernel, [s], node, pc.TrimOptions(chars))
 
     return fn
@@ -267,10 +267,10 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error(f"{node.name} takes 3 or 4 arguments", node)
     text = is_string_like(args[0].type) or pa.types.is_null(args[0].type) or pa.types.is_dictionary(args[0].type)
     # DataFusion reads any other value as large text, and keeps that type
-    s = _string(t, args[0], node) if text else t.cast(t.cast(args[0], pa.utf8(), node), pa.large_utf8(), node)
-    pattern = _literal_str(t, args[1], node, "pattern")
-    replacement = _literal_str(t, args[2], node, "replacement")
-    flags = _literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
+    s = string_operand(t, args[0], node) if text else t.cast(t.cast(args[0], pa.utf8(), node), pa.large_utf8(), node)
+    pattern = literal_str(t, args[1], node, "pattern")
+    replacement = literal_str(t, args[2], node, "replacement")
+    flags = literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
     if set(flags) - {"g", "i"}:
         raise t.error(f"unsupported regular expression flags {flags!r} (only 'g', 'i')", node)
     if "$" in replacement or "\\" in replacement:
@@ -286,16 +286,16 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     s = string_arg(t, node, args, 3)
-    delimiter = _literal_str(t, args[1], node, "delimiter")
-    k = _literal_int(t, args[2], node, "part number")
+    delimiter = literal_str(t, args[1], node, "delimiter")
+    k = literal_int(t, args[2], node, "part number")
     if k <= 0:
         raise t.error("split_part counts parts from 1", node)
     pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(delimiter))
-    part = element(t, node, pieces, _const(pa.scalar(k)))
+    part = element(t, node, pieces, const_val(pa.scalar(k)))
     # past the last part: an empty string (null strings stay null)
     return t.call(
         "if_else",
-        [t.call("is_valid", [s], node), t.call("coalesce", [part, _const(pa.scalar(""))], node), _null(pa.utf8())],
+        [t.call("is_valid", [s], node), t.call("coalesce", [part, const_val(pa.scalar(""))], node), _null(pa.utf8())],
         node,
     )
 
@@ -346,7 +346,7 @@ _MATH = frozenset(
 )
 
 #: result types of functions called with a literal NULL where they take a constant (default utf8)
-_NULL_RESULT = {
+NULL_RESULT = {
     "starts_with": pa.bool_(),
     "ends_with": pa.bool_(),
     "contains": pa.bool_(),
@@ -384,5 +384,5 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         if name in _VIEW_KEEPING and args and pa.types.is_string_view(args[0].type) and pa.types.is_string(out.type):
             out = t.cast(out, pa.string_view(), node)  # DataFusion's kernel returns a view for a view
         return out
-    except _NullArgument:
-        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))
+    except NullArgument:
+        return const_val(pa.scalar(None, NULL_RESULT.get(name, pa.utf8())))

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from lancelot.sql.arguments import arity
 from lancelot.sql.types import comparison_common, is_list
-from lancelot.sql.values import _const
+from lancelot.sql.values import const_val
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
@@ -128,10 +128,10 @@ def _has_many(all_of: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
             raise t.error(f"the second argument of {node.name} must be a list literal", node)
         values = wanted.const.values if wanted.const.is_valid else None
         if values is None:
-            return _const(pa.scalar(None, pa.bool_()))
+            return const_val(pa.scalar(None, pa.bool_()))
         out: Val | None = None
         for v in values:
-            has = array_has(t, node, [lists, _const(v)])
+            has = array_has(t, node, [lists, const_val(v)])
             out = has if out is None else t.call("and_kleene" if all_of else "or_kleene", [out, has], node)
         if out is None:  # an empty list: all of nothing holds, any of nothing does not (null lists: null)
             size = t.call("list_value_length", [lists], node)
@@ -157,12 +157,12 @@ def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
     k = index.const.as_py()
     item = lists.type.value_type
     if k is None or k == 0:
-        return _const(pa.scalar(None, item))
+        return const_val(pa.scalar(None, item))
     if k < 0:
         name = _register("array_element_from_end", lists.type, pa.int64(), item, _from_end)
-        return t.call(name, [lists, _const(pa.scalar(k, pa.int64()))], node)
+        return t.call(name, [lists, const_val(pa.scalar(k, pa.int64()))], node)
     one = t.call("list_slice", [lists], node, pc.ListSliceOptions(k - 1, k, return_fixed_size_list=True))
-    return t.call("list_element", [one, _const(pa.scalar(0, pa.int64()))], node)
+    return t.call("list_element", [one, const_val(pa.scalar(0, pa.int64()))], node)
 
 
 def _element_fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelot.sql.values import _ARITHMETIC, _COMPARISONS, _unparen, column_parts, is_literal
+from lancelot.sql.values import ARITHMETIC, COMPARISONS, column_parts, is_literal, unparen
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
 
 _OPERATORS = (
-    *_COMPARISONS,
-    *_ARITHMETIC,
+    *COMPARISONS,
+    *ARITHMETIC,
     exp.And,
     exp.Or,
     exp.Not,
@@ -42,7 +42,7 @@ _OPERATORS = (
 
 def nullable(t: Translator, node: exp.Expr) -> bool:
     """Whether ``node`` (translated by ``t``) may be null."""
-    node = _unparen(node)
+    node = unparen(node)
     v = t.values.get(id(node))
     if v is not None and (v.failed or v.const is not None):
         return v.const is not None and not v.const.is_valid
@@ -55,7 +55,7 @@ def nullable(t: Translator, node: exp.Expr) -> bool:
         return True
     if isinstance(node, exp.Is):
         return False
-    if isinstance(node, exp.Not) and isinstance(_unparen(node.this), exp.Is):
+    if isinstance(node, exp.Not) and isinstance(unparen(node.this), exp.Is):
         return False
     if isinstance(node, _OPERATORS):
         children = [node.this, node.args.get("expression"), node.args.get("low"), node.args.get("high")]

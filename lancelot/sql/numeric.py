@@ -28,7 +28,7 @@ Fn = Callable[["Translator", exp.Expr, "list[Val]"], "Val"]
 
 
 def _const(x: float) -> Val:
-    from lancelot.sql.values import _const as const
+    from lancelot.sql.values import const_val as const
 
     return const(pa.scalar(x, pa.float64()))
 
@@ -45,7 +45,7 @@ def _float(t: Translator, node: exp.Expr, v: Val) -> Val:
 
 
 def _const_of(x: float, like: Val) -> Val:
-    from lancelot.sql.values import _const as const
+    from lancelot.sql.values import const_val as const
 
     return const(pa.scalar(x, like.type))
 
@@ -117,7 +117,7 @@ def _exponent(t: Translator, call: exp.Anonymous, base: Val) -> Val:
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """DataFusion's power: of a decimal a decimal (lancelot/sql/udfs.py), of anything else a double."""
     from lancelot.sql.udfs import decimal_power, decimal_power_rows, power_checked
-    from lancelot.sql.values import _const as const
+    from lancelot.sql.values import const_val as const
 
     _arity(t, node, args, 2)
     a, b = args
@@ -207,7 +207,7 @@ def _extreme(kernel: str) -> Fn:
         out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
         if pa.types.is_floating(common):  # NaN sorts above every number, one with its sign bit below
             from lancelot.sql.udfs import sign_bit
-            from lancelot.sql.values import _const as const
+            from lancelot.sql.values import const_val as const
 
             no = const(pa.scalar(False))
             low = kernel == "min_element_wise"

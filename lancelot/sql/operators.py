@@ -12,12 +12,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.arithmetic import _arith, _neg
-from lancelot.sql.casts import _cast, _try_cast
-from lancelot.sql.comparison import _between, _compare, _distinct, _in
-from lancelot.sql.special_forms import _case, _extract, _interval, _rounding, _substring, _trim
-from lancelot.sql.string_operators import _dpipe, _escape, _like
-from lancelot.sql.values import _ARITHMETIC, _COMPARISONS, Val, _const, _unparen, sql_text
+from lancelot.sql.arithmetic import arith_op, neg_op
+from lancelot.sql.casts import cast_op, try_cast_op
+from lancelot.sql.comparison import between_op, compare_op, distinct_op, in_op
+from lancelot.sql.special_forms import case_op, extract_op, interval_op, rounding_op, substring_op, trim_op
+from lancelot.sql.string_operators import dpipe_op, escape_op, like_op
+from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, sql_text, unparen
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
@@ -30,7 +30,7 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
     # DataFusion's simplifier: ``FALSE AND x`` is false and ``x OR TRUE`` true, ``x`` never evaluated
     absorbing = fn == "or_kleene"
     if any(v.const is not None and v.const.as_py() is absorbing for v in (a, b)):
-        return _const(pa.scalar(absorbing))
+        return const_val(pa.scalar(absorbing))
     if b.failed and a.const is None:  # run only where ``a`` leaves the answer open (DataFusion skips it
         from lancelot.sql.udfs import failing  # when ``a`` decides a whole batch)
 
@@ -39,7 +39,7 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
     return t.call(fn, [a, b], node)
 
 
-_TRUE = _const(pa.scalar(True))
+_TRUE = const_val(pa.scalar(True))
 
 
 def _failure(v: Val) -> str:
@@ -54,7 +54,7 @@ def _failure(v: Val) -> str:
 
 
 def _not(t: Translator, node: exp.Expr) -> Val:
-    inner = _unparen(node.this)
+    inner = unparen(node.this)
     if isinstance(inner, exp.Is):
         return _is(t, inner, negated=True)
     return t.call("invert", [t.boolean_operand(t.value(node.this), node.this)], node)
@@ -67,7 +67,7 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
         from lancelot.sql.nullability import nullable
 
         if x.failed or not nullable(t, node.this):  # never null: DataFusion answers without computing it
-            return _const(pa.scalar(negated))
+            return const_val(pa.scalar(negated))
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):
         raise t.error(f"IS {sql_text(what)} is not supported", node)
@@ -76,33 +76,33 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     # IS TRUE: true only for true; IS NOT TRUE: everything else (null included)
     hit = x if truth else t.call("invert", [x], node)
     if negated:
-        return t.call("invert", [t.call("coalesce", [hit, _const(pa.scalar(False))], node)], node)
-    return t.call("coalesce", [hit, _const(pa.scalar(False))], node)
+        return t.call("invert", [t.call("coalesce", [hit, const_val(pa.scalar(False))], node)], node)
+    return t.call("coalesce", [hit, const_val(pa.scalar(False))], node)
 
 
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
-    **dict.fromkeys(_COMPARISONS, _compare),
-    **dict.fromkeys(_ARITHMETIC, _arith),
+    **dict.fromkeys(COMPARISONS, compare_op),
+    **dict.fromkeys(ARITHMETIC, arith_op),
     exp.And: _logical,
     exp.Or: _logical,
     exp.Not: _not,
     exp.Is: _is,
-    exp.NullSafeEQ: _distinct,
-    exp.NullSafeNEQ: _distinct,
-    exp.Between: _between,
-    exp.Neg: _neg,
-    exp.Cast: _cast,
-    exp.TryCast: _try_cast,
-    exp.DPipe: _dpipe,
-    exp.In: _in,
-    exp.Like: _like,
-    exp.ILike: _like,
-    exp.Escape: _escape,
-    exp.Case: _case,
-    exp.Substring: _substring,
-    exp.Trim: _trim,
-    exp.Extract: _extract,
-    exp.Ceil: _rounding("ceil"),
-    exp.Interval: lambda t, node: _interval(t, node),
-    exp.Floor: _rounding("floor"),
+    exp.NullSafeEQ: distinct_op,
+    exp.NullSafeNEQ: distinct_op,
+    exp.Between: between_op,
+    exp.Neg: neg_op,
+    exp.Cast: cast_op,
+    exp.TryCast: try_cast_op,
+    exp.DPipe: dpipe_op,
+    exp.In: in_op,
+    exp.Like: like_op,
+    exp.ILike: like_op,
+    exp.Escape: escape_op,
+    exp.Case: case_op,
+    exp.Substring: substring_op,
+    exp.Trim: trim_op,
+    exp.Extract: extract_op,
+    exp.Ceil: rounding_op("ceil"),
+    exp.Interval: lambda t, node: interval_op(t, node),
+    exp.Floor: rounding_op("floor"),
 }

@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.arguments import _NullArgument
+from lancelot.sql.arguments import NullArgument
 from lancelot.sql.conditionals import lazy_branches, total_equal
 from lancelot.sql.types import comparison_common, is_numeric
-from lancelot.sql.values import Val, _const, sql_text
+from lancelot.sql.values import Val, const_val, sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
     return common
 
 
-def _case(t: Translator, node: exp.Expr) -> Val:
+def case_op(t: Translator, node: exp.Expr) -> Val:
     """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
     is not), else ELSE or null; the branches in one type."""
     _in_function(t, node)
@@ -68,7 +68,7 @@ def _case(t: Translator, node: exp.Expr) -> Val:
         vals.append(t.value(default))
     common = _common(t, vals, node)
     if common is None:
-        return _const(pa.scalar(None))
+        return const_val(pa.scalar(None))
     view = pa.types.is_string_view(common)  # Arrow's case_when takes no views: computed as strings
     vals = [t.cast(v, pa.utf8() if view else common, node) for v in vals]
     out = lazy_branches(t, node, conds, vals)
@@ -88,37 +88,37 @@ def _in_function(t: Translator, node: exp.Expr) -> None:
 
 def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> Val:
     """``name(args)`` as the function call the special syntax stands for."""
-    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS
+    from lancelot.sql.functions import FUNCTIONS, NULL_RESULT
     from lancelot.sql.string_functions import STRING_FUNCTIONS
     from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
 
     fn = {**FUNCTIONS, **STRING_FUNCTIONS, **TEMPORAL_FUNCTIONS}[name]
     try:
         return fn(t, node, args)
-    except _NullArgument:
-        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))
+    except NullArgument:
+        return const_val(pa.scalar(None, NULL_RESULT.get(name, pa.utf8())))
 
 
-def _substring(t: Translator, node: exp.Expr) -> Val:
+def substring_op(t: Translator, node: exp.Expr) -> Val:
     _in_function(t, node)
     parts = [node.this, node.args["start"], node.args.get("length")]
     return _special_call(t, node, "substr", [t.value(p) for p in parts if p is not None])
 
 
-def _trim(t: Translator, node: exp.Expr) -> Val:
+def trim_op(t: Translator, node: exp.Expr) -> Val:
     _in_function(t, node)
     name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
     parts = [node.this, node.args.get("expression")]
     return _special_call(t, node, name, [t.value(p) for p in parts if p is not None])
 
 
-def _extract(t: Translator, node: exp.Expr) -> Val:
+def extract_op(t: Translator, node: exp.Expr) -> Val:
     _in_function(t, node)
-    part = _const(pa.scalar(node.this.name.lower()))
+    part = const_val(pa.scalar(node.this.name.lower()))
     return _special_call(t, node, "date_part", [part, t.value(node.expression)])
 
 
-def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
+def rounding_op(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
     """CEIL / FLOOR (only inside a function's arguments): a float keeps its type, a decimal too,
     an integer becomes a double."""
 
@@ -142,7 +142,7 @@ def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
     return fn
 
 
-def _interval(t: Translator, node: exp.Expr) -> Val:
+def interval_op(t: Translator, node: exp.Expr) -> Val:
     from lancelot.sql.temporal import interval
 
     return interval(t, node)

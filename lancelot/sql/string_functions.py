@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.arguments import _literal_int, _literal_str, _NullArgument, _string, arity, as_text, string_arg
+from lancelot.sql.arguments import NullArgument, arity, as_text, literal_int, literal_str, string_arg, string_operand
 from lancelot.sql.values import Val, sql_text
 from lancelot.util.types import is_string_like
 
@@ -27,7 +27,7 @@ Fn = Callable[["Translator", exp.Expr, "list[Val]"], "Val"]
 
 
 def _const(v: object, t: pa.DataType) -> Val:
-    from lancelot.sql.values import _const as const
+    from lancelot.sql.values import const_val as const
 
     return const(pa.scalar(v, t))
 
@@ -71,8 +71,8 @@ def _pad(kernel: str) -> Fn:
         if len(args) not in (2, 3):
             raise t.error(f"{node.name} takes 2 or 3 arguments", node)
         s = as_text(t, args[0], node)
-        width = max(_literal_int(t, args[1], node, "length"), 0)
-        fill = _literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
+        width = max(literal_int(t, args[1], node, "length"), 0)
+        fill = literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
         if len(fill) != 1:  # Arrow pads with one character: the rest in Python
             from lancelot.sql.udfs import pad
 
@@ -85,16 +85,16 @@ def _pad(kernel: str) -> Fn:
 
 def _bit_length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     arity(t, node, args, 1)
-    n = t.call("binary_length", [_string(t, args[0], node)], node)
+    n = t.call("binary_length", [string_operand(t, args[0], node)], node)
     return t.call("multiply", [n, _const(8, n.type)], node)
 
 
 def _arguments(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
-    """Check the count of ``args``; a NULL literal among them makes the call NULL (``_NullArgument``:
+    """Check the count of ``args``; a NULL literal among them makes the call NULL (``NullArgument``:
     functions.py answers a null of the function's type)."""
     arity(t, node, args, n)
     if any(a.const is not None and not a.const.is_valid for a in args):
-        raise _NullArgument
+        raise NullArgument
 
 
 def _ascii(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -102,7 +102,7 @@ def _ascii(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.udfs import rowwise
 
     _arguments(t, node, args, 1)
-    s = _string(t, args[0], node)
+    s = string_operand(t, args[0], node)
     return t.call(rowwise("ascii", {"s": s.type}, pa.int32(), lambda v: ord(v[0]) if v else 0), [s], node)
 
 
@@ -168,7 +168,7 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arguments(t, node, args, 3)
     args = [as_text(t, args[0], node), *args[1:]]  # a number or boolean as its text
     exact = all(pa.types.is_string(a.type) for a in args[1:])
-    vals = [_string(t, args[0], node), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
+    vals = [string_operand(t, args[0], node), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
     out_type = vals[0].type if exact else pa.utf8()
     inputs = {f"a{i}": v.type for i, v in enumerate(vals)}
     out = t.call(rowwise("translate", inputs, out_type, _translated), vals, node)
@@ -191,7 +191,7 @@ def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     arity(t, node, args, 1)
     if pa.types.is_null(args[0].type):
         return _const(None, pa.string_view())
-    x = _string(t, args[0], node)
+    x = string_operand(t, args[0], node)
     return t.call(rowwise("initcap", {"s": x.type}, x.type, _initcapped), [x], node)
 
 
@@ -202,12 +202,12 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error(f"{sql_text(node)} is not supported in lance SQL (only inside a function's arguments)", node)
     if len(args) not in (2, 3):
         raise t.error("substr takes 2 or 3 arguments", node)
-    s = _string(t, args[0], node)
-    start = _literal_int(t, args[1], node, "start")
+    s = string_operand(t, args[0], node)
+    start = literal_int(t, args[1], node, "start")
     begin = max(start, 1) - 1
     opts = pc.SliceOptions(begin)
     if len(args) == 3:
-        count = _literal_int(t, args[2], node, "count")
+        count = literal_int(t, args[2], node, "count")
         if count < 0:  # an error on the rows that reach it
             from lancelot.sql.udfs import failing
 

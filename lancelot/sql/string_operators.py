@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.values import Val, _const
+from lancelot.sql.values import Val, const_val
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -28,14 +28,14 @@ def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | No
         raise t.error(f"LIKE applies to strings, not {x.type}", node)
     p = pattern.const.as_py()
     if p is None:
-        return _const(pa.scalar(None, pa.bool_()))
+        return const_val(pa.scalar(None, pa.bool_()))
     out = t.call("match_like", [x], node, pc.MatchSubstringOptions(p, ignore_case=ignore_case))
     if node.args.get("negate"):
         out = t.call("invert", [out], node)
     return out
 
 
-def _dpipe(t: Translator, node: exp.Expr) -> Val:
+def dpipe_op(t: Translator, node: exp.Expr) -> Val:
     a, b = t.value(node.this), t.value(node.expression)
     if not any(is_string_like(v.type) for v in (a, b)):
         raise t.error(f"cannot concatenate {a.type} || {b.type}: neither is text", node)
@@ -43,15 +43,15 @@ def _dpipe(t: Translator, node: exp.Expr) -> Val:
     to = pa.large_utf8() if large else pa.utf8()  # DataFusion keeps a large_string operand's type
     view = pa.types.is_string_view(a.type) or pa.types.is_string_view(b.type)  # or a view's
     a, b = t.cast(a, to, node), t.cast(b, to, node)
-    out = t.call("binary_join_element_wise", [a, b, _const(pa.scalar("", to))], node)
+    out = t.call("binary_join_element_wise", [a, b, const_val(pa.scalar("", to))], node)
     return t.cast(out, pa.string_view(), node) if view else out
 
 
-def _like(t: Translator, node: exp.Expr) -> Val:
+def like_op(t: Translator, node: exp.Expr) -> Val:
     return like(t, node, isinstance(node, exp.ILike))
 
 
-def _escape(t: Translator, node: exp.Expr) -> Val:
+def escape_op(t: Translator, node: exp.Expr) -> Val:
     inner = node.this
     if not isinstance(inner, exp.Like | exp.ILike):
         raise t.error("ESCAPE applies to LIKE", node)

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.arguments import arity
-from lancelot.sql.values import Val, _const, sql_text
+from lancelot.sql.values import Val, const_val, sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -77,24 +77,24 @@ def now(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if args:
         raise t.error(f"{node.name} takes no arguments", node)
     stamp = _dt.datetime.now(_dt.timezone.utc)
-    return _const(pa.scalar(stamp, pa.timestamp("us", "+00:00")).cast(pa.timestamp("ns", "+00:00")))
+    return const_val(pa.scalar(stamp, pa.timestamp("us", "+00:00")).cast(pa.timestamp("ns", "+00:00")))
 
 
 def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if args:
         raise t.error(f"{node.name} takes no arguments", node)
-    return _const(pa.scalar(_dt.datetime.now(_dt.timezone.utc).date(), pa.date32()))
+    return const_val(pa.scalar(_dt.datetime.now(_dt.timezone.utc).date(), pa.date32()))
 
 
 def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.casts import _temporal
+    from lancelot.sql.casts import temporal_literal
 
     if len(args) != 1 or args[0].const is None or not is_string_like(args[0].type):
         raise t.error(f"{node.name} takes one string literal", node)
     text = args[0].const.as_py()
     if text is None:
-        return _const(pa.scalar(None, pa.timestamp("ns")))
-    return _const(_temporal(t, text, pa.timestamp("ns"), node))
+        return const_val(pa.scalar(None, pa.timestamp("ns")))
+    return const_val(temporal_literal(t, text, pa.timestamp("ns"), node))
 
 
 TEMPORAL_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
@@ -147,8 +147,8 @@ def interval(t: Translator, node: exp.Expr) -> Val:
             raise t.error(f"unknown interval unit {name!r}", node)
         total += int(count) * per
     if months:  # calendar months: a month-day-nanosecond interval
-        return _const(pa.scalar((months, 0, total * 1000), pa.month_day_nano_interval()))
-    return _const(pa.scalar(total, pa.duration("us")))
+        return const_val(pa.scalar((months, 0, total * 1000), pa.month_day_nano_interval()))
+    return const_val(pa.scalar(total, pa.duration("us")))
 
 
 def shift(t: Translator, fn: str, x: Val, d: Val, node: exp.Expr) -> Val:
@@ -164,7 +164,7 @@ def shift(t: Translator, fn: str, x: Val, d: Val, node: exp.Expr) -> Val:
         x = t.call(add_months(x.type, sign * months), [x], node)
         if not nanos:
             return x
-        d = _const(pa.scalar(nanos // 1000, pa.duration("us")))
+        d = const_val(pa.scalar(nanos // 1000, pa.duration("us")))
     if pa.types.is_date(x.type):
         days = d.const.as_py() if d.const is not None else None
         if days is None or days.microseconds or days.seconds:

@@ -26,7 +26,7 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import as_decimal, coerce_literal
-from lancelot.sql.values import _BINARY, Val, _const, _unparen, column_parts, is_literal, sql_text
+from lancelot.sql.values import BINARY, Val, column_parts, const_val, is_literal, sql_text, unparen
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
@@ -54,8 +54,8 @@ def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.
 
 
 def _all_literal(node: exp.Expr) -> bool:
-    node = _unparen(node)
-    if isinstance(node, _BINARY):
+    node = unparen(node)
+    if isinstance(node, BINARY):
         return _all_literal(node.this) and _all_literal(node.expression)
     return is_literal(node)
 
@@ -100,7 +100,7 @@ class Translator:
         return tuple(path), t
 
     def column_type(self, node: exp.Expr) -> pa.DataType | None:
-        parts = column_parts(_unparen(node))
+        parts = column_parts(unparen(node))
         if parts is None:
             return None
         try:
@@ -110,15 +110,15 @@ class Translator:
 
     # -- pass 1: lance's literal resolution --------------------------------------------------
     def _hint(self, node: exp.Expr, t: pa.DataType) -> None:
-        node = _unparen(node)
-        if isinstance(node, _BINARY):
+        node = unparen(node)
+        if isinstance(node, BINARY):
             self._hint(node.this, t)
             self._hint(node.expression, t)
         elif is_literal(node):
             self.hints[id(node)] = t
 
     def resolve(self, node: exp.Expr) -> None:
-        node = _unparen(node)
+        node = unparen(node)
         negated = isinstance(node, exp.Not)
         inner = node.this if negated else node  # NOT (x IN ...) is a NOT, not a NOT IN: no resolution
         if isinstance(inner, exp.Between):
@@ -126,12 +126,12 @@ class Translator:
             if t is not None:
                 self._hint(inner.args["low"], t)
                 self._hint(inner.args["high"], t)
-        elif isinstance(inner, exp.In) and isinstance(_unparen(inner.this), exp.Column):
+        elif isinstance(inner, exp.In) and isinstance(unparen(inner.this), exp.Column):
             t = self.column_type(inner.this)
             if (
                 t is not None
-                and column_parts(_unparen(inner.this)) is not None
-                and len(column_parts(_unparen(inner.this)) or []) == 1
+                and column_parts(unparen(inner.this)) is not None
+                and len(column_parts(unparen(inner.this)) or []) == 1
             ):
                 for e in inner.expressions:
                     self._hint(e, t)
@@ -140,11 +140,11 @@ class Translator:
         elif isinstance(node, exp.And | exp.Or):
             self.resolve(node.this)
             self.resolve(node.expression)
-        elif isinstance(node, _BINARY):
-            left, right = _unparen(node.this), _unparen(node.expression)
+        elif isinstance(node, BINARY):
+            left, right = unparen(node.this), unparen(node.expression)
             lt = self.column_type(left)
             if lt is not None:
-                if is_literal(right) or (isinstance(right, _BINARY) and _all_literal(right)):
+                if is_literal(right) or (isinstance(right, BINARY) and _all_literal(right)):
                     self._hint(right, lt)
             else:
                 rt = self.column_type(right)
@@ -153,10 +153,10 @@ class Translator:
 
     def mark_boolean(self, node: exp.Expr) -> None:
         """regexp_match in a boolean position means "matches" (lance's coerce_filter_type_to_boolean)."""
-        node = _unparen(node)
+        node = unparen(node)
         if isinstance(node, exp.Anonymous) and node.name.lower() == "regexp_match":
             self.boolean.add(id(node))
-        elif isinstance(node, _BINARY):
+        elif isinstance(node, BINARY):
             self.mark_boolean(node.this)
             self.mark_boolean(node.expression)
         elif isinstance(node, exp.Not):
@@ -174,7 +174,7 @@ class Translator:
         try:
             if all(a.const is not None for a in args):
                 try:
-                    return _const(pc.call_function(name, [a.const for a in args], options))
+                    return const_val(pc.call_function(name, [a.const for a in args], options))
                 except pa.ArrowInvalid:
                     failed = True
             t = _result_type(name, tuple(a.type for a in args), options)
@@ -184,7 +184,7 @@ class Translator:
         except pa.ArrowInvalid as e:
             raise self.error(f"{name}: {e}", node) from None
         if name in _NULL_OPERATORS and any(a.const is not None and not a.const.is_valid for a in args):
-            return _const(pa.scalar(None, t))  # DataFusion's simplifier: ``NULL - x`` is NULL, x never run
+            return const_val(pa.scalar(None, t))  # DataFusion's simplifier: ``NULL - x`` is NULL, x never run
         if not failed and any(a.failed for a in args) and name in _KEEPS_NULLS:
             failed = all(a.failed or (a.const is not None and a.const.is_valid) for a in args)
         return Val(pc.Expression._call(name, [a.expr for a in args], options), t, failed=failed)
@@ -203,7 +203,7 @@ class Translator:
 
             if v.const is not None:
                 d = v.const.as_py()
-                return self.cast(_const(pa.scalar(None if d is None else format(d, "f"), pa.utf8())), t, node)
+                return self.cast(const_val(pa.scalar(None if d is None else format(d, "f"), pa.utf8())), t, node)
             text = self.call(rowwise("decimal_text", {"x": v.type}, pa.utf8(), lambda d: format(d, "f")), [v], node)
             return self.cast(text, t, node)
         if is_string_like(t) and (pa.types.is_floating(v.type) or pa.types.is_timestamp(v.type)):
@@ -215,7 +215,7 @@ class Translator:
             if v.const is not None:
                 unscaled = int(v.const.as_py().scaleb(v.type.scale)) if v.const.is_valid else None
                 exact = None if unscaled is None else float(unscaled) / 10.0**v.type.scale
-                return self.cast(_const(pa.scalar(exact, pa.float64())), t, node)
+                return self.cast(const_val(pa.scalar(exact, pa.float64())), t, node)
             from lancelot.sql.udfs import decimal_to_double
 
             return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
@@ -236,7 +236,7 @@ class Translator:
         unsafe = pa.types.is_integer(v.type) and pa.types.is_floating(t)  # arrow-rs rounds big integers
         if v.const is not None:
             try:
-                return _const(pc.cast(v.const, t, safe=not unsafe))
+                return const_val(pc.cast(v.const, t, safe=not unsafe))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
                 raise self.error(f"cannot cast {v.const.as_py()!r} to {t}: {e}", node) from None
         try:
@@ -267,7 +267,7 @@ class Translator:
         if v.const is None:
             return self.call(text_to_decimal(v.type, t), [v], node)
         try:
-            return _const(pa.scalar(None if not v.const.is_valid else text_decimal(v.const.as_py(), t), t))
+            return const_val(pa.scalar(None if not v.const.is_valid else text_decimal(v.const.as_py(), t), t))
         except ValueError as e:
             raise self.error(str(e), node) from None
 
@@ -286,7 +286,7 @@ class Translator:
             naive = self.cast(v, pa.timestamp(t.unit), node)
             if naive.const is not None:
                 local = pc.assume_timezone(pa.array([naive.const.as_py()], naive.type), timezone=t.tz)
-                return _const(local[0].cast(t))
+                return const_val(local[0].cast(t))
             zoned = self.call("assume_timezone", [naive], node, pc.AssumeTimezoneOptions(t.tz))
             return self.cast(zoned, t, node)
         if pa.types.is_date(v.type):
@@ -297,13 +297,13 @@ class Translator:
             return self._text_to_timestamp(v, t, node)
         if is_string_like(v.type) and v.const is not None and v.const.is_valid:
             try:
-                return _const(v.const.cast(t))
+                return const_val(v.const.cast(t))
             except pa.ArrowInvalid:  # no offset: a wall-clock time in the zone, as arrow-rs reads it
                 return self._to_zoned(self.cast(v, pa.timestamp(t.unit), node), t, node)
         v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
-                return _const(v.const.cast(t))
+                return const_val(v.const.cast(t))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
                 raise self.error(f"cannot cast {v.const} to {t}: {e}", node) from None
         return Val(v.expr.cast(t), t)
@@ -316,11 +316,11 @@ class Translator:
         return v
 
     def literal(self, node: exp.Expr) -> Val:
-        return _const(self.literal_scalar(node))
+        return const_val(self.literal_scalar(node))
 
     def literal_scalar(self, node: exp.Expr) -> pa.Scalar:
         """The value of a literal node, converted to its column's type where lance does that."""
-        n = _unparen(node)
+        n = unparen(node)
         if isinstance(n, exp.Null):
             s = pa.scalar(None, pa.null())
         elif isinstance(n, exp.Boolean):
@@ -363,11 +363,11 @@ class Translator:
     def value(self, node: exp.Expr) -> Val:
         """The typed expression of ``node`` (remembered by node: lancelot/sql/nullability.py reads them)."""
         v = self._value(node)
-        self.values[id(_unparen(node))] = v
+        self.values[id(unparen(node))] = v
         return v
 
     def _value(self, node: exp.Expr) -> Val:
-        node = _unparen(node)
+        node = unparen(node)
         if is_literal(node):
             return self.literal(node)
         parts = column_parts(node)

@@ -29,11 +29,11 @@ class Val:
     failed: bool = False
 
 
-def _const(s: pa.Scalar) -> Val:
+def const_val(s: pa.Scalar) -> Val:
     return Val(pc.scalar(s), s.type, s)
 
 
-_COMPARISONS: dict[type[exp.Expr], str] = {
+COMPARISONS: dict[type[exp.Expr], str] = {
     exp.EQ: "equal",
     exp.NEQ: "not_equal",
     exp.GT: "greater",
@@ -41,7 +41,7 @@ _COMPARISONS: dict[type[exp.Expr], str] = {
     exp.LT: "less",
     exp.LTE: "less_equal",
 }
-_ARITHMETIC: dict[type[exp.Expr], str] = {
+ARITHMETIC: dict[type[exp.Expr], str] = {
     exp.Add: "add",
     exp.Sub: "subtract",
     exp.Mul: "multiply",
@@ -49,7 +49,7 @@ _ARITHMETIC: dict[type[exp.Expr], str] = {
     exp.Mod: "mod",
 }
 #: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
-_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
+BINARY = (*COMPARISONS, *ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 def sql_text(node: exp.Expr) -> str:
@@ -60,7 +60,7 @@ def sql_text(node: exp.Expr) -> str:
         return type(node).__name__
 
 
-def _unparen(node: exp.Expr) -> exp.Expr:
+def unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
     return node
@@ -69,7 +69,7 @@ def _unparen(node: exp.Expr) -> exp.Expr:
 def is_literal(node: exp.Expr) -> bool:
     """A literal as DataFusion's parser makes one: numbers (a minus sign folded in), strings,
     booleans, NULL, hex strings and arrays of those; not ``DATE '...'`` nor casts."""
-    node = _unparen(node)
+    node = unparen(node)
     if isinstance(node, exp.Literal | exp.Boolean | exp.Null | exp.HexString):
         return True
     if isinstance(node, exp.Neg):

@@ -179,3 +179,63 @@ def test_layers_below_the_encodings_import_nothing_above():
             assert not above, f"{m} imports {above}"
     for m in ("lancelot.zonemaps", "lancelot.zonemap_bounds", "lancelot.zonemap_codec"):
         assert not [t for t in graph[m] if t.startswith("lancelot.encodings")], m
+
+
+#: private names another lancelot module may import, each with its reason (none today: a module that
+#: needs a name of another's uses its public name, or the owner gives it a door)
+ALLOWED_PRIVATE: dict[str, str] = {}
+
+
+def private_imports_of(m: str, package: str, source: str, mods: set[str]) -> list[str]:
+    """``m: from other import _name`` for each private (single-underscore) name module ``m`` (in
+    ``package``) imports from another lancelot module, at module level or inside a function."""
+    out = []
+    for n in ast.walk(ast.parse(source)):
+        if not isinstance(n, ast.ImportFrom):
+            continue
+        base = n.module or ""
+        if n.level:
+            up = package.split(".")[: len(package.split(".")) - n.level + 1]
+            base = ".".join(up + ([n.module] if n.module else []))
+        if base == m or not base.startswith("lancelot") or base.startswith("lancelot.format.pb"):
+            continue
+        out += [
+            f"{m}: from {base} import {a.name}"
+            for a in n.names
+            if a.name.startswith("_") and not a.name.startswith("__") and f"{base}.{a.name}" not in mods
+        ]
+    return out
+
+
+def private_imports() -> list[str]:
+    mods = _modules()
+    return [
+        p
+        for m, path in mods.items()
+        for p in private_imports_of(
+            m, m if path.name == "__init__.py" else m.rpartition(".")[0], path.read_text(encoding="utf-8"), set(mods)
+        )
+    ]
+
+
+def test_private_imports_of_finds_them():
+    mods = {"lancelot.a.b", "lancelot.a.c", "lancelot.a._private_module"}
+    src = (
+        "from lancelot.a.c import _x, y, __version__\n"
+        "from . import _private_module\n"
+        "from lancelot.a.b import _own\n"
+        "def f():\n    from .c import _Z\n"
+        "from lancelot.format.pb import _g\n"
+        "from numpy import _h\n"
+    )
+    assert private_imports_of("lancelot.a.b", "lancelot.a", src, mods) == [
+        "lancelot.a.b: from lancelot.a.c import _x",
+        "lancelot.a.b: from lancelot.a.c import _Z",
+    ]
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A module's ``_names`` are its own: what another module needs is public (named, documented,
+    kept) or reached through a door its owner provides (issue 34, "rooms without reach-ins")."""
+    bad = [p for p in private_imports() if p not in ALLOWED_PRIVATE]
+    assert not bad, "private imports:\n" + "\n".join(bad)

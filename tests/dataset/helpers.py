@@ -119,6 +119,15 @@ def assert_twins(theirs: str, ours: str, *, key: str = "id", row_ids: bool = Fal
             assert rows(mine, key) == rows(ref.drop_columns(["_rowid"]) if row_ids else ref, key), f"{p} v{v}"
 
 
+def assert_same_row_versions(theirs: str, ours: str, key: str = "id") -> None:
+    """pylance reads the same ``_row_created_at_version`` and ``_row_last_updated_at_version`` of each
+    row of the two datasets' latest versions (columns it derives from the row-version sequences each
+    library wrote)."""
+    cols = [key, "_row_created_at_version", "_row_last_updated_at_version"]
+    mine, ref = (lance.dataset(p).to_table(columns=cols) for p in (ours, theirs))
+    assert rows(mine, key) == rows(ref, key)
+
+
 def files_of(path: str) -> set[str]:
     """Every file under the dataset (to check that a refused operation wrote nothing)."""
     out = set()
@@ -191,3 +200,20 @@ class CommitReads:
         self.monkeypatch.undo()
         new = set(os.listdir(self.versions)) - self.before
         assert new and not [p for p in self.seen if p.rsplit("/", 1)[-1] in new or p == "list _versions"], self.seen
+
+
+def int_table(n: int, start: int = 0) -> pa.Table:
+    """One int64 column ``a``: ``start``, ``start + 1``, ... (``n`` rows)."""
+    return pa.table({"a": np.arange(start, start + n, dtype=np.int64)})
+
+
+def assert_same_search(a: pa.Table, b: pa.Table) -> None:
+    """Two vector searches' results agree: the same rows and columns, distances within 1e-5."""
+    assert a.schema.equals(b.schema)
+    assert a.drop_columns(["_distance"]).equals(b.drop_columns(["_distance"]))
+    assert np.allclose(a["_distance"].to_numpy(), b["_distance"].to_numpy(), rtol=1e-5, atol=1e-5)
+
+
+def counts(m: Any) -> tuple[int, int, int, int]:
+    """A compaction's metrics (lancelot's or pylance's ``CompactionMetrics``) as a comparable tuple."""
+    return (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added)

@@ -14,7 +14,6 @@ import shutil
 from datetime import timedelta
 
 import lance
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -24,10 +23,7 @@ from lancelot.dataset.commit import RetryableCommitConflictError
 from lancelot.dataset.deletion import read_deletions
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import LanceFileNotFoundError
-
-
-def _t(n: int, start: int = 0) -> pa.Table:
-    return pa.table({"a": np.arange(start, start + n, dtype=np.int64)})
+from tests.dataset.helpers import int_table
 
 
 def _a(t: pa.Table) -> list[int]:
@@ -38,15 +34,15 @@ def _a(t: pa.Table) -> list[int]:
 def history(tmp_path_factory) -> str:
     """Appends, deletes, a compaction and an overwrite: every kind of file a cleanup removes."""
     uri = str(tmp_path_factory.mktemp("cleanup") / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
-    lance.write_dataset(_t(10, 20), uri, mode="append")
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
+    lance.write_dataset(int_table(10, 20), uri, mode="append")
     lancelot.dataset(uri).delete(pc.field("a") == 3)
     lance.dataset(uri).delete("a = 25")
     lancelot.dataset(uri).compact_files(target_rows_per_fragment=100)
-    lancelot.write_dataset(_t(10, 100), uri, mode="append")
+    lancelot.write_dataset(int_table(10, 100), uri, mode="append")
     lancelot.dataset(uri).delete(pc.field("a") == 104)
-    lancelot.write_dataset(_t(5, 200), uri, mode="overwrite")
-    lancelot.write_dataset(_t(5, 300), uri, mode="append")
+    lancelot.write_dataset(int_table(5, 200), uri, mode="overwrite")
+    lancelot.write_dataset(int_table(5, 300), uri, mode="append")
     return uri
 
 
@@ -126,7 +122,7 @@ def test_pylance_reads_what_an_interrupted_cleanup_left(history, tmp_path, monke
 def test_commit_whose_read_version_was_cleaned_up_checks_the_versions_after_it(tmp_path):
     """The read version's own manifest is not needed: the versions after it say what changed since."""
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
     stale, stale2 = lancelot.dataset(uri), lancelot.dataset(uri)  # version 1
     lancelot.dataset(uri).delete(pc.field("a") == 1)  # version 2 (fragment 0)
     lancelot.dataset(uri).cleanup_old_versions(timedelta(0))  # version 1 goes
@@ -140,12 +136,12 @@ def test_commit_whose_read_version_was_cleaned_up_checks_the_versions_after_it(t
 def test_commit_over_a_cleaned_up_version_in_between_is_a_retryable_conflict(tmp_path):
     """pylance 14.0.2 skips the missing version and may bring back rows it deleted; lancelot refuses."""
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
-    lancelot.write_dataset(_t(10, 20), uri, mode="append")  # version 2
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(10, 20), uri, mode="append")  # version 2
     stale = lancelot.dataset(uri)
     lance.dataset(uri).tags.create("keep", 2)  # the read version stays
     lancelot.dataset(uri).delete(pc.field("a") < 10)  # version 3: fragment 0 removed
-    lancelot.write_dataset(_t(1, 50), uri, mode="append")  # version 4
+    lancelot.write_dataset(int_table(1, 50), uri, mode="append")  # version 4
     lancelot.dataset(uri).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
     assert [v["version"] for v in lancelot.dataset(uri).versions()] == [2, 4]
     with pytest.raises(RetryableCommitConflictError, match="version 3.*cleaned up"):
@@ -161,13 +157,13 @@ def test_cleanup_raises_a_stale_version_hint_over_the_gap_it_makes(tmp_path):
     gap and creates that version number again (its rows would be lost behind the latest)."""
     uri = str(tmp_path / "ds")
     for i in range(4):
-        lancelot.write_dataset(_t(5, 5 * i), uri, mode="append" if i else "create")
+        lancelot.write_dataset(int_table(5, 5 * i), uri, mode="append" if i else "create")
     lance.dataset(uri).tags.create("keep", 2)
     (tmp_path / "ds" / "_versions" / "latest_version_hint.json").write_text('{"version":2}')
     lancelot.dataset(uri).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
     assert [v["version"] for v in lance.dataset(uri).versions()] == [2, 4]
     assert lancelot.dataset(uri).latest_version == 4
-    lancelot.write_dataset(_t(5, 20), uri, mode="append")
+    lancelot.write_dataset(int_table(5, 20), uri, mode="append")
     theirs = lance.dataset(uri)
     assert theirs.version == lancelot.dataset(uri).version == 5
     assert _a(theirs.to_table()) == list(range(25))
@@ -175,7 +171,7 @@ def test_cleanup_raises_a_stale_version_hint_over_the_gap_it_makes(tmp_path):
 
 def test_missing_deletion_file_is_a_file_not_found_error(tmp_path):
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
     ds = lancelot.dataset(uri).delete(pc.field("a") == 3)
     frag = ds.get_fragments()[0]._pb
     store = ObjectStore(uri)
@@ -192,10 +188,10 @@ def test_compaction_over_a_cleaned_up_delete_plans_again(tmp_path):
     in its conflict check: it plans again on the latest version, and the row stays deleted
     (pylance 14.0.2 passes over the missing version and brings the row back)."""
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(40), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(40), uri, max_rows_per_file=10)
     stale = lancelot.dataset(uri)
     lancelot.dataset(uri).delete(pc.field("a") == 5)
-    lancelot.write_dataset(_t(1, 100), uri, mode="append")
+    lancelot.write_dataset(int_table(1, 100), uri, mode="append")
     lancelot.dataset(uri).cleanup_old_versions(timedelta(0))
     m = stale.compact_files(target_rows_per_fragment=100)
     assert m.fragments_removed == 5  # the second plan's: the four fragments and the appended one
@@ -206,7 +202,7 @@ def test_compaction_over_a_cleaned_up_delete_plans_again(tmp_path):
 
 def test_compaction_of_a_version_cleaned_up_with_its_files_plans_again(tmp_path):
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(40), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(40), uri, max_rows_per_file=10)
     lancelot.dataset(uri).delete(pc.field("a") == 5)
     stale = lancelot.dataset(uri)  # its fragment 0 has a deletion file ...
     lancelot.dataset(uri).delete(pc.field("a") == 6)  # ... which this version replaces

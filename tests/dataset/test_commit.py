@@ -9,19 +9,16 @@ import pytest
 
 import lancelot
 from lancelot.dataset import CommitConflictError, commit, write_fragments
-
-
-def _t(n, start=0):
-    return pa.table({"a": np.arange(start, start + n, dtype=np.int64)})
+from tests.dataset.helpers import int_table
 
 
 def test_two_appends_from_the_same_version_both_land(tmp_path):
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(10), uri)
-    f1 = write_fragments(_t(5, 10), uri)
-    f2 = write_fragments(_t(5, 20), uri)
-    commit(uri, "append", fragments=f1, schema=_t(0).schema, read_version=1)
-    ds = commit(uri, "append", fragments=f2, schema=_t(0).schema, read_version=1)  # rebased on version 2
+    lancelot.write_dataset(int_table(10), uri)
+    f1 = write_fragments(int_table(5, 10), uri)
+    f2 = write_fragments(int_table(5, 20), uri)
+    commit(uri, "append", fragments=f1, schema=int_table(0).schema, read_version=1)
+    ds = commit(uri, "append", fragments=f2, schema=int_table(0).schema, read_version=1)  # rebased on version 2
     assert ds.version == 3
     assert [f.fragment_id for f in ds.get_fragments()] == [0, 1, 2]
     assert sorted(ds.to_table().column("a").to_pylist()) == list(range(15)) + list(range(20, 25))
@@ -29,11 +26,11 @@ def test_two_appends_from_the_same_version_both_land(tmp_path):
 
 def test_append_against_a_concurrent_overwrite_conflicts(tmp_path):
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(10), uri)
-    frags = write_fragments(_t(5, 10), uri)
-    lancelot.write_dataset(_t(3), uri, mode="overwrite")
+    lancelot.write_dataset(int_table(10), uri)
+    frags = write_fragments(int_table(5, 10), uri)
+    lancelot.write_dataset(int_table(3), uri, mode="overwrite")
     with pytest.raises(CommitConflictError, match="conflicts with version 2: a concurrent overwrite"):
-        commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+        commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=1)
     assert lancelot.dataset(uri).version == 2
 
 
@@ -43,7 +40,7 @@ def test_deletes_of_the_same_fragment_merge_their_deletions(tmp_path):
     import lance
 
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
     a, b, c, d = (lancelot.dataset(uri) for _ in range(4))
     a.delete(pc.field("a") == 1)  # fragment 0
     b.delete(pc.field("a") == 15)  # fragment 1: no conflict, rebased
@@ -62,9 +59,9 @@ def test_deletes_of_the_same_fragment_merge_their_deletions(tmp_path):
 
 def test_delete_rebases_over_an_append(tmp_path):
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(10), uri)
+    lancelot.write_dataset(int_table(10), uri)
     old = lancelot.dataset(uri)
-    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    lancelot.write_dataset(int_table(10, 10), uri, mode="append")
     old.delete(pc.field("a") < 5)
     assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == list(range(5, 20))
 
@@ -81,7 +78,7 @@ def test_conflicts_read_from_pylance_transactions(tmp_path):
     import lance
 
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    lancelot.write_dataset(int_table(20), uri, max_rows_per_file=10)
     ours = lancelot.dataset(uri)
     lance.dataset(uri).delete("a = 3")  # pylance's transaction touches fragment 0
     ours.delete(pc.field("a") == 14)  # fragment 1: rebased over pylance's delete
@@ -92,10 +89,10 @@ def test_conflicts_read_from_pylance_transactions(tmp_path):
 
     stale = lancelot.dataset(uri, version=1)
     stale.delete(pc.field("a") == 4)  # fragment 0 again: merged with pylance's deletion file
-    frags = write_fragments(_t(5, 100), uri)
-    lance.write_dataset(_t(2, 50), uri, mode="overwrite")
+    frags = write_fragments(int_table(5, 100), uri)
+    lance.write_dataset(int_table(2, 50), uri, mode="overwrite")
     with pytest.raises(CommitConflictError, match="a concurrent overwrite"):
-        commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=3)
+        commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=3)
     lance.dataset(uri).validate()
     assert sorted(lance.dataset(uri, version=5).to_table().column("a").to_pylist()) == [
         i for i in range(20) if i not in (3, 4, 5, 14)
@@ -126,12 +123,12 @@ def test_local_durability_is_pylances_unless_fsync_is_asked(tmp_path, monkeypatc
     """pylance's local store (object_store LocalFileSystem) never fsyncs; lancelot's dataset writes
     match it by default, and the ``fsync`` storage option syncs files and directories."""
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(10), uri)
+    lancelot.write_dataset(int_table(10), uri)
     synced = _count_syncs(monkeypatch)
-    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    lancelot.write_dataset(int_table(10, 10), uri, mode="append")
     lancelot.dataset(uri).delete(pc.field("a") < 3)
     assert synced == []
-    ds = lancelot.write_dataset(_t(10, 20), uri, mode="append", storage_options={"fsync": True})
+    ds = lancelot.write_dataset(int_table(10, 20), uri, mode="append", storage_options={"fsync": True})
     ds.delete(pc.field("a") == 25)
     where = {p.removeprefix(uri + "/").split("/")[0] for p in synced}
     assert {"data", "_versions", "_transactions", "_deletions"} <= where, synced
@@ -151,16 +148,16 @@ def test_append_writes_its_files_in_place_and_the_hint_not_through_a_hard_link(t
     import lance
 
     uri = str(tmp_path / "ds")
-    lancelot.write_dataset(_t(10), uri)
+    lancelot.write_dataset(int_table(10), uri)
     hint = tmp_path / "ds" / "_versions" / "latest_version_hint.json"
     hint.write_bytes(b'{"version":1234}')  # (longer than the next one)
     inode = os.stat(hint).st_ino
     renamed, replace = [], os.replace
     monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append(str(b)), replace(a, b))[1])
-    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    lancelot.write_dataset(int_table(10, 10), uri, mode="append")
     assert hint.read_bytes() == b'{"version":2}' and os.stat(hint).st_ino == inode
     os.link(hint, tmp_path / "copy.json")
-    lancelot.write_dataset(_t(10, 20), uri, mode="append")
+    lancelot.write_dataset(int_table(10, 20), uri, mode="append")
     assert (tmp_path / "copy.json").read_bytes() == b'{"version":2}' and hint.read_bytes() == b'{"version":3}'
     assert renamed == [str(hint)]  # (only the linked hint: nothing renamed into data/ or _transactions/)
     for d in ("data", "_transactions", "_versions"):
@@ -172,7 +169,7 @@ def test_a_data_file_written_in_place_is_removed_by_abort(tmp_path):
     """A data file written in place (write_fragments') is at its name while written; abort removes it."""
     from lancelot.dataset.store import ObjectStore
 
-    store, t = ObjectStore(str(tmp_path)), _t(10)
+    store, t = ObjectStore(str(tmp_path)), int_table(10)
     w = store.open_output("data/x.lance", t.schema, in_place=True)
     w.write(t)
     assert store.list("data") == ["x.lance"]
@@ -196,13 +193,13 @@ def test_appends_set_the_feature_flags_pylance_sets(tmp_path):
 
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
     for uri in (ours, theirs):
-        lance.write_dataset(_t(4), uri, max_rows_per_file=2)
+        lance.write_dataset(int_table(4), uri, max_rows_per_file=2)
     for deleted in (False, True):
         if deleted:
             for uri in (ours, theirs):
                 lance.dataset(uri).delete("a = 3")
-        lancelot.write_dataset(_t(2), ours, mode="append")
-        lance.write_dataset(_t(2), theirs, mode="append")
+        lancelot.write_dataset(int_table(2), ours, mode="append")
+        lance.write_dataset(int_table(2), theirs, mode="append")
         assert flags(ours) == flags(theirs)
         assert bool(flags(ours)[0] & 1) is deleted
 
@@ -218,14 +215,14 @@ def test_append_lands_on_the_latest_version_whatever_the_hint_says(tmp_path, hin
 
     uri = str(tmp_path / "ds")
     for k in range(3):
-        lance.write_dataset(_t(4, 4 * k), uri, mode="append" if k else "create")
+        lance.write_dataset(int_table(4, 4 * k), uri, mode="append" if k else "create")
     path = os.path.join(uri, "_versions", "latest_version_hint.json")
     if hint is None:
         os.remove(path)
     else:
         with open(path, "w") as f:
             f.write(json.dumps({"version": hint}) if isinstance(hint, int) else hint)
-    assert lancelot.write_dataset(_t(2, 100), uri, mode="append").version == 4
+    assert lancelot.write_dataset(int_table(2, 100), uri, mode="append").version == 4
     ds = lance.dataset(uri)
     assert (ds.version, ds.count_rows()) == (4, 14)
     with open(path) as f:
@@ -240,10 +237,10 @@ def test_commits_on_a_pylance_manifest_drop_its_unknown_fields_and_leave_opened_
     from google.protobuf.unknown_fields import UnknownFieldSet
 
     uri = str(tmp_path / "ds")
-    lance.write_dataset(_t(10), uri)
+    lance.write_dataset(int_table(10), uri)
     before = lancelot.dataset(uri)
     assert [u.field_number for u in UnknownFieldSet(before.manifest_file.manifest)]  # (else: nothing to check)
-    lancelot.write_dataset(_t(5, 10), uri, mode="append")
+    lancelot.write_dataset(int_table(5, 10), uri, mode="append")
     lancelot.dataset(uri).delete("a = 3")
     op = lancelot.LanceOperation.Delete([], [0], "a < 10")
     ds = lancelot.LanceDataset.commit(uri, op, read_version=3)
@@ -278,8 +275,8 @@ def test_commit_of_the_latest_version_reads_the_hint_not_a_listing(tmp_path, mon
     from lancelot.dataset import store as store_mod
 
     uri = str(tmp_path / "ds")
-    lance.write_dataset(_t(20), uri, max_rows_per_file=10)
-    lance.write_dataset(_t(10, 20), uri, mode="append")
+    lance.write_dataset(int_table(20), uri, max_rows_per_file=10)
+    lance.write_dataset(int_table(10, 20), uri, mode="append")
     ds = lancelot.dataset(uri)
     if stale_hint:
         (tmp_path / "ds" / "_versions" / "latest_version_hint.json").write_text(json.dumps({"version": 1}))

@@ -13,8 +13,6 @@ import errno
 import sys
 
 import lance
-import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -23,13 +21,10 @@ from lancelot.dataset import commit as lancelot_commit
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.store_create import ObjectAlreadyExistsError
 from lancelot.errors import LanceError
+from tests.dataset.helpers import int_table
 from tests.s3 import DropReplyProxy, S3Endpoint, lose_manifest_create
 
 commit_mod = sys.modules["lancelot.dataset.commit"]
-
-
-def _t(n: int, start: int = 0) -> pa.Table:
-    return pa.table({"a": np.arange(start, start + n, dtype=np.int64)})
 
 
 def _a(uri: str, opts: dict | None = None, version: int | None = None) -> list[int]:
@@ -55,21 +50,21 @@ def test_lost_reply_to_a_manifest_create_on_s3_commits_once(op, s3_dataset, loss
     proxy, through = lossy
     if op != "create":
         for i in range(4):  # small fragments, for the compaction
-            lancelot.write_dataset(_t(10, 10 * i), uri, mode="append" if i else "create", storage_options=direct)
+            lancelot.write_dataset(int_table(10, 10 * i), uri, mode="append" if i else "create", storage_options=direct)
     before = lancelot.dataset(uri, storage_options=direct).version if op != "create" else 0
     proxy.drops = 2 if op == "compact" else 1  # a compaction commits twice: lose both replies
     if op == "create":
-        ds = lancelot.write_dataset(_t(10), uri, storage_options=through)
+        ds = lancelot.write_dataset(int_table(10), uri, storage_options=through)
         want, versions = list(range(10)), 1
     elif op == "append":
-        ds = lancelot.write_dataset(_t(10, 100), uri, mode="append", storage_options=through)
+        ds = lancelot.write_dataset(int_table(10, 100), uri, mode="append", storage_options=through)
         want, versions = [*range(40), *range(100, 110)], 1
     elif op == "delete":
         ds = lancelot.dataset(uri, storage_options=through)
         ds.delete(pc.field("a") < 15)
         want, versions = list(range(15, 40)), 1
     elif op == "overwrite":
-        ds = lancelot.write_dataset(_t(5, 200), uri, mode="overwrite", storage_options=through)
+        ds = lancelot.write_dataset(int_table(5, 200), uri, mode="overwrite", storage_options=through)
         want, versions = list(range(200, 205)), 1
     elif op == "update":  # rows rewritten into a new fragment: still once
         ds = lancelot.dataset(uri, storage_options=through)
@@ -77,7 +72,7 @@ def test_lost_reply_to_a_manifest_create_on_s3_commits_once(op, s3_dataset, loss
         want, versions = sorted([*range(5, 40), *range(1000, 1005)]), 1
     elif op == "merge_insert":  # upsert of 10 rows, 5 of them new: each once
         ds = lancelot.dataset(uri, storage_options=through)
-        ds.merge_insert("a").when_matched_update_all().when_not_matched_insert_all().execute(_t(10, 35))
+        ds.merge_insert("a").when_matched_update_all().when_not_matched_insert_all().execute(int_table(10, 35))
         want, versions = list(range(45)), 1
     else:
         m = lancelot.dataset(uri, storage_options=through).compact_files(target_rows_per_fragment=100)
@@ -102,8 +97,8 @@ def test_pylance_acknowledges_a_lost_reply_once_too(s3_dataset, lossy):  # noqa:
     """The oracle under the same fault: one append, one version."""
     uri, direct = s3_dataset.uri, s3_dataset.pylance_options()
     proxy, through = lossy
-    lancelot.write_dataset(_t(10), uri, storage_options=direct)
-    lance.write_dataset(_t(10, 10), uri, mode="append", storage_options=through)
+    lancelot.write_dataset(int_table(10), uri, storage_options=direct)
+    lance.write_dataset(int_table(10, 10), uri, mode="append", storage_options=through)
     assert len(proxy.lost) == 1
     assert lancelot.dataset(uri, storage_options=direct).version == 2
     assert _a(uri, direct) == list(range(20))
@@ -128,12 +123,12 @@ def create_answers_exists(monkeypatch):
 @pytest.mark.parametrize("kind", ["local", "memory"])
 def test_create_reported_as_existing_after_it_took_effect_commits_once(kind, tmp_path, create_answers_exists):
     uri = str(tmp_path / "ds") if kind == "local" else f"memory://lost-replies-{kind}-{id(tmp_path)}/ds"
-    assert lancelot.write_dataset(_t(10), uri).version == 1
-    assert lancelot.write_dataset(_t(10, 10), uri, mode="append").version == 2
+    assert lancelot.write_dataset(int_table(10), uri).version == 1
+    assert lancelot.write_dataset(int_table(10, 10), uri, mode="append").version == 2
     ds = lancelot.dataset(uri)
     ds.delete(pc.field("a") == 3)
     assert ds.version == 3
-    assert lancelot.write_dataset(_t(3, 50), uri, mode="overwrite").version == 4
+    assert lancelot.write_dataset(int_table(3, 50), uri, mode="overwrite").version == 4
     assert len(create_answers_exists) == 4
     assert [v["version"] for v in lancelot.dataset(uri).versions()] == [1, 2, 3, 4]
     assert _a(uri, version=3) == [i for i in range(20) if i != 3]
@@ -164,9 +159,9 @@ def failing_transaction_reads(monkeypatch):
 
 
 def _two_appends_from_version_1(uri: str):
-    lancelot.write_dataset(_t(10), uri)
-    frags = lancelot.write_fragments(_t(5, 100), uri)
-    lancelot.write_dataset(_t(5, 200), uri, mode="append")  # version 2, committed in between
+    lancelot.write_dataset(int_table(10), uri)
+    frags = lancelot.write_fragments(int_table(5, 100), uri)
+    lancelot.write_dataset(int_table(5, 200), uri, mode="append")  # version 2, committed in between
     return frags
 
 
@@ -174,7 +169,7 @@ def test_transient_io_error_while_checking_a_transaction_is_retried(tmp_path, fa
     uri = str(tmp_path / "ds")
     frags = _two_appends_from_version_1(uri)
     failing_transaction_reads[0] = 2
-    ds = lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+    ds = lancelot_commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=1)
     assert failing_transaction_reads[1] == 2
     assert ds.version == 3
     assert _a(uri) == [*range(10), *range(100, 105), *range(200, 205)]
@@ -187,14 +182,14 @@ def test_lasting_io_error_while_checking_is_an_io_error_not_a_conflict(tmp_path,
     frags = _two_appends_from_version_1(uri)
     failing_transaction_reads[0] = 1000
     with pytest.raises(CommitIOError, match="injected I/O error") as e:
-        lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+        lancelot_commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=1)
     assert isinstance(e.value, OSError) and isinstance(e.value, LanceError)
     assert not isinstance(e.value, CommitConflictError)
     assert "version 2" in str(e.value) and "_transactions/" in str(e.value)
     assert failing_transaction_reads[1] == 4  # tried, then retried three times
     assert lancelot.dataset(uri).version == 2  # nothing committed; trying again works
     failing_transaction_reads[0] = 0
-    assert lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1).version == 3
+    assert lancelot_commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=1).version == 3
 
 
 def test_missing_transaction_file_stays_a_conflict(tmp_path):
@@ -208,4 +203,4 @@ def test_missing_transaction_file_stays_a_conflict(tmp_path):
     txn = lancelot.dataset(uri).manifest.transaction_file
     os.remove(os.path.join(uri, "_transactions", txn))
     with pytest.raises(CommitConflictError, match="no transaction file"):
-        lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+        lancelot_commit(uri, "append", fragments=frags, schema=int_table(0).schema, read_version=1)

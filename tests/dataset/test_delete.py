@@ -117,18 +117,6 @@ def test_delete_data_ported(tmp_path):
     lance.dataset(uri).validate()
 
 
-@needs_sql
-def test_delete_data_sql_ported(tmp_path):
-    schema, uri = _non_nullable(tmp_path)
-    ds = lancelot.dataset(uri)
-    ds.delete("a < 10")
-    ds.delete("b in (98, 99)")
-    assert ds.version == 3
-    assert ds.to_table() == pa.table({"a": range(10, 98), "b": range(10, 98)}, schema=schema)
-    ds.delete("true")
-    assert ds.count_rows() == 0 and lance.dataset(uri).count_rows() == 0
-
-
 def test_count_deleted_rows_ported(tmp_path):
     """test_count_deleted_rows: a fragment's metadata counts its deleted rows."""
     lance.write_dataset(pa.table({"a": range(100)}), tmp_path / "d")

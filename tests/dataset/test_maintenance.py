@@ -18,6 +18,7 @@ import lancelot
 from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.compact import CompactionMetrics
 from lancelot.errors import LanceError
+from tests.dataset.helpers import counts, files_of
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 #: appended fragment sizes: small ones, one large one (200 >= the target of 100) in the middle
@@ -67,14 +68,6 @@ def _shape(uri: str) -> list[tuple[int, int, int]]:
     return [(f.fragment_id, f.physical_rows, f.count_rows()) for f in lance.dataset(uri).get_fragments()]
 
 
-def _files(uri: str) -> set[str]:
-    out = set()
-    for d, _, names in os.walk(uri):
-        for n in names:
-            out.add(os.path.relpath(os.path.join(d, n), uri))
-    return out
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("writer", ["lancelot", "pylance"])
 def test_compaction_matches_pylance(tmp_path, writer, version):
@@ -87,12 +80,7 @@ def test_compaction_matches_pylance(tmp_path, writer, version):
     m = lancelot.dataset(ours).compact_files(target_rows_per_fragment=TARGET)
     pm = lance.dataset(theirs).optimize.compact_files(target_rows_per_fragment=TARGET)
     assert isinstance(m, CompactionMetrics)
-    assert (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added) == (
-        pm.fragments_removed,
-        pm.fragments_added,
-        pm.files_removed,
-        pm.files_added,
-    )
+    assert counts(m) == counts(pm)
     assert m.fragments_removed > 0
     # same plan: same fragment ids, row counts, versions (ReserveFragments + Rewrite)
     assert _shape(ours) == _shape(theirs)
@@ -278,10 +266,10 @@ def test_cleanup_matches_pylance(tmp_path, unverified, policy):
         assert getattr(stats, k) == getattr(pstats, k), k
     # pylance 14.0.2 leaves most temporary files; lancelot removes them as it removes unverified files
     assert stats.temp_files_removed == (3 if unverified else 0)
-    left = set(temps) & _files(theirs) if unverified else set()
+    left = set(temps) & files_of(theirs) if unverified else set()
     assert stats.bytes_removed == pstats.bytes_removed + len(left) * len(b"a commit that died")
-    assert _files(ours) == _files(theirs) - (set(temps) if unverified else set())
-    assert ("data/0123456789abcdef0123456789abcdef.lance" in _files(ours)) is (not unverified)
+    assert files_of(ours) == files_of(theirs) - (set(temps) if unverified else set())
+    assert ("data/0123456789abcdef0123456789abcdef.lance" in files_of(ours)) is (not unverified)
     remaining = [v["version"] for v in lance.dataset(ours).versions()]
     assert remaining == [v["version"] for v in lancelot.dataset(ours).versions()]
     assert remaining == list(range(keep_from, latest + 1))
@@ -302,7 +290,7 @@ def test_cleanup_keeps_tagged_and_latest(tmp_path):
     stats = lancelot.dataset(ours).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
     pstats = lance.dataset(theirs).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
     assert stats.old_versions == pstats.old_versions
-    assert _files(ours) == _files(theirs)
+    assert files_of(ours) == files_of(theirs)
     assert [v["version"] for v in lancelot.dataset(ours).versions()] == [3, lance.dataset(ours).version]
     _assert_same(ours, 3)
     _assert_same(ours, lance.dataset(ours).version)

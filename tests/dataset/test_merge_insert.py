@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
-from tests.dataset.helpers import VERSIONS, assert_twins, files_of, table, twins
+from tests.dataset.helpers import VERSIONS, assert_same_row_versions, assert_twins, files_of, table, twins
 
 
 def _src(ids, tag: str = "u") -> pa.Table:
@@ -62,10 +62,7 @@ def test_merge_insert_keeps_stable_row_ids(tmp_path):
     theirs, ours = twins(tmp_path, table(), stable=True)
     _run(theirs, ours)
     assert_twins(theirs, ours, row_ids=True)
-    cols = ["id", "_row_created_at_version", "_row_last_updated_at_version"]
-    assert lance.dataset(theirs).to_table(columns=cols).sort_by("id") == lance.dataset(ours).to_table(
-        columns=cols
-    ).sort_by("id")
+    assert_same_row_versions(theirs, ours)
 
 
 def test_merge_insert_alternating_with_pylance(tmp_path):

@@ -31,7 +31,7 @@ def _sorted(t: pa.Table) -> pa.Table:
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
-def test_lancelot_writes_pylance_reads_on_s3(s3_dataset, version):  # noqa: F811
+def test_lancelot_writes_pylance_reads_on_s3(s3_dataset, version):
     uri, po = s3_dataset.uri, s3_dataset.pylance_options()
     lo = po  # lancelot takes pylance's option names too
     a, b = _table(0, 3000), _table(3000, 1500)
@@ -59,7 +59,7 @@ def test_lancelot_writes_pylance_reads_on_s3(s3_dataset, version):  # noqa: F811
     ]
 
 
-def test_pylance_writes_lancelot_reads_on_s3_and_they_alternate(s3_dataset):  # noqa: F811
+def test_pylance_writes_lancelot_reads_on_s3_and_they_alternate(s3_dataset):
     uri, lo, po = s3_dataset.uri, s3_dataset.lancelot_options(), s3_dataset.pylance_options()
     parts = [_table(i * 1000, 1000) for i in range(6)]
     lance.write_dataset(parts[0], uri, max_rows_per_file=400, storage_options=po)  # v1: 3 fragments
@@ -96,7 +96,7 @@ def test_pylance_writes_lancelot_reads_on_s3_and_they_alternate(s3_dataset):  # 
     assert lance.dataset(uri, version=7, storage_options=po).count_rows() == expected.num_rows
 
 
-def test_files_written_elsewhere_after_a_listing_are_read_on_s3(s3_dataset):  # noqa: F811
+def test_files_written_elsewhere_after_a_listing_are_read_on_s3(s3_dataset):
     """A cleanup lists data/ (and the other directories) through s3fs; a file pylance writes afterwards must
     not look missing to lancelot's next read in the same process (fsspec answers from a cached listing
     that a file not in it does not exist: the chaos trial's scan failed on it)."""
@@ -113,7 +113,7 @@ def test_files_written_elsewhere_after_a_listing_are_read_on_s3(s3_dataset):  # 
     assert lancelot.dataset(uri, storage_options=lo).count_rows() == 16
 
 
-def test_create_on_existing_s3_dataset_is_refused(s3_dataset):  # noqa: F811
+def test_create_on_existing_s3_dataset_is_refused(s3_dataset):
     uri, lo = s3_dataset.uri, s3_dataset.pylance_options()
     lancelot.write_dataset(_table(0, 10), uri, storage_options=lo)
     with pytest.raises(lancelot.LanceError):
@@ -122,7 +122,7 @@ def test_create_on_existing_s3_dataset_is_refused(s3_dataset):  # noqa: F811
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
-def test_single_files_on_s3_take_pylance_option_names(s3_dataset, version):  # noqa: F811
+def test_single_files_on_s3_take_pylance_option_names(s3_dataset, version):
     """``LanceFile`` / ``write_table`` on s3:// URLs take object_store's option names (as datasets do):
     lancelot writes a file pylance reads equal, and reads pylance's file equal, takes included."""
     from lance.file import LanceFileReader, LanceFileWriter
@@ -139,7 +139,7 @@ def test_single_files_on_s3_take_pylance_option_names(s3_dataset, version):  # n
         assert f.take([4999, 3, 1200]).equals(t.take([4999, 3, 1200]))
 
 
-def test_scan_of_many_small_fragments_on_s3(s3_dataset):  # noqa: F811
+def test_scan_of_many_small_fragments_on_s3(s3_dataset):
     """A scan of 16 small fragments with deletion files (their files fetched side by side, read
     whole), full and filtered (as batches), equal pylance's."""
     uri, lo, po = s3_dataset.uri, s3_dataset.lancelot_options(), s3_dataset.pylance_options()

@@ -48,19 +48,19 @@ def test_filter_must_be_an_expression_or_sql(tmp_path):
 
 
 def test_segments_cover_rows_and_keep_long_clean_runs():
-    from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, _segments
+    from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, deletion_segments
 
     n = 5 * CLEAN_RUN_ROWS
     deleted = np.array([3, 10, 2 * CLEAN_RUN_ROWS + 5, n - 1])
-    segs = _segments(deleted, n)
+    segs = deletion_segments(deleted, n)
     assert segs[0][0] == 0 and segs[-1][1] == n
     assert all(segs[i][1] == segs[i + 1][0] for i in range(len(segs) - 1))  # contiguous, in order
     for a, b, dirty in segs:  # every deletion in a segment that is filtered; clean segments are long
         inside = deleted[(deleted >= a) & (deleted < b)]
         assert dirty or (not len(inside) and b - a >= CLEAN_RUN_ROWS)
     assert [d for a, b, d in segs] == [True, False, True, False, True]
-    assert _segments(np.array([], np.int64), n) == [(0, n, False)]
-    assert _segments(np.array([0, 1, 2]), 3) == [(0, 3, True)]
+    assert deletion_segments(np.array([], np.int64), n) == [(0, n, False)]
+    assert deletion_segments(np.array([0, 1, 2]), 3) == [(0, 3, True)]
 
 
 @pytest.mark.parametrize("where", ["head", "tail", "middle", "spread"])

@@ -57,8 +57,10 @@ def test_query_after_merge(tmp_path, lib) -> None:
     )
     ds = mod.write_dataset(tab, tmp_path)
     ds.merge(pa.table({"id": range(100), "data": range(100, 200)}), left_on="id")
-    got = ds.to_table(nearest=dict(column="vec", k=10, q=rng.random(128).astype("float32")))
+    q = rng.random(128).astype("float32")
+    got = ds.to_table(nearest=dict(column="vec", k=10, q=q))
     assert got.num_rows == 10 and got.column_names == ["id", "vec", "data", "_distance"]
+    assert got["id"] == lance.dataset(tmp_path).to_table(nearest=dict(column="vec", k=10, q=q))["id"]
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -84,12 +86,12 @@ def test_merge_columns_from_reader(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_batch_size(tmp_path, lib) -> None:
-    """(10 fragments of 10 rows, not of 100; batch sizes 1, 3, 10, 100.)"""
+    """(3 fragments of 100 rows, as the reference's; batch sizes 1, 3, 10, 100.)"""
     mod = LIBS[lib]
-    table = pa.table({"a": range(100)})
+    table = pa.table({"a": range(300)})
     for batch_size in [1, 3, 10, 100]:
         path = str(tmp_path / str(batch_size))
-        ds = mod.write_dataset(table, path, max_rows_per_file=10)
+        ds = mod.write_dataset(table, path, max_rows_per_file=100)
         fragments = []
 
         def mutate(batch, batch_size=batch_size):
@@ -101,7 +103,7 @@ def test_merge_batch_size(tmp_path, lib) -> None:
             fragments.append(merged)
         ds = mod.LanceDataset.commit(path, mod.LanceOperation.Merge(fragments, schema), read_version=ds.version)
         ds.validate()
-        want = pa.table({"a": range(100), "b": range(100)})
+        want = pa.table({"a": range(300), "b": range(300)})
         assert ds.to_table() == want == lance.dataset(path).to_table()
 
 

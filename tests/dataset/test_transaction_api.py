@@ -15,7 +15,7 @@ from lance.schema import LanceSchema as PylanceSchema
 
 import lancelot
 from lancelot.dataset import CommitConflictError, LanceDataset, LanceOperation, LanceSchema
-from tests.dataset.helpers import API, LIBS, VERSIONS, assert_twins, rows, table, twins
+from tests.dataset.helpers import API, LIBS, VERSIONS, assert_same_row_versions, assert_twins, table, twins
 
 
 def _upsert(n: int = 6, start: int = 37) -> pa.Table:
@@ -42,8 +42,7 @@ def test_execute_uncommitted_then_commit(tmp_path, version, stable) -> None:
     assert results[0][0] == results[1][0] == {"num_inserted_rows": 3, "num_updated_rows": 3, "num_deleted_rows": 0}
     assert_twins(theirs, ours, row_ids=stable)
     if stable:
-        cols = ["id", "_row_created_at_version", "_row_last_updated_at_version"]
-        assert rows(lance.dataset(ours).to_table(columns=cols)) == rows(lance.dataset(theirs).to_table(columns=cols))
+        assert_same_row_versions(theirs, ours)
     # the transaction file is the one planned: pylance reads its uuid and operation
     got = lance.dataset(ours).read_transaction(2)
     assert got.uuid == results[1][1].uuid and isinstance(got.operation, lance.LanceOperation.Update)

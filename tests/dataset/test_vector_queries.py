@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import assert_same_search
 
 RNG = np.random.default_rng(11)
 VECS = RNG.standard_normal((120, 4)).astype(np.float32)
@@ -33,12 +34,6 @@ def pair(tmp_path_factory):
         mod.dataset(uri).delete("id = 27")
         out.append(mod.dataset(uri))
     return out
-
-
-def _same(a: pa.Table, b: pa.Table) -> None:
-    assert a.schema.equals(b.schema)
-    assert a.drop_columns(["_distance"]).equals(b.drop_columns(["_distance"]))
-    assert np.allclose(a["_distance"].to_numpy(), b["_distance"].to_numpy(), rtol=1e-5, atol=1e-5)
 
 
 QUERIES = {
@@ -64,14 +59,14 @@ def test_query_forms(pair, form, column):
     ours, theirs = pair
     for metric in ("l2", "cosine"):
         kw = {"nearest": {"column": column, "q": QUERIES[form], "k": 4, "metric": metric}, "columns": ["id"]}
-        _same(ours.to_table(**kw), theirs.to_table(**kw))
+        assert_same_search(ours.to_table(**kw), theirs.to_table(**kw))
 
 
 def test_float64_arrow_query_on_float64_column(pair):
     """(pylance panics on an Arrow float64 query for a float32 column; lancelot rounds it to float32.)"""
     ours, theirs = pair
     kw = {"nearest": {"column": "v64", "q": pa.array(Q.astype(np.float64)), "k": 4}, "columns": ["id"]}
-    _same(ours.to_table(**kw), theirs.to_table(**kw))
+    assert_same_search(ours.to_table(**kw), theirs.to_table(**kw))
     got = ours.to_table(nearest={"column": "v", "q": pa.array(Q.astype(np.float64)), "k": 4}, columns=["id"])
     assert got.column("id") == ours.to_table(nearest={"column": "v", "q": Q, "k": 4}, columns=["id"]).column("id")
 
@@ -137,7 +132,7 @@ def test_batch_search(pair, kw):
     mine, want = ours.to_table(nearest=nearest, **kw), theirs.to_table(nearest=nearest, **kw)
     assert mine.schema.names[0] == "query_index"
     if "_distance" in want.column_names:
-        _same(mine, want)
+        assert_same_search(mine, want)
     else:
         assert mine.equals(want)
     schema = theirs.scanner(nearest=nearest, **kw).projected_schema

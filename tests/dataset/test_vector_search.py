@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import assert_same_search
 
 RNG = np.random.default_rng(7)
 VECS = RNG.standard_normal((300, 8)).astype(np.float32)
@@ -33,12 +34,6 @@ def pair(request, tmp_path_factory):
     return lancelot.dataset(uri), lance.dataset(uri)
 
 
-def _same(a: pa.Table, b: pa.Table):
-    assert a.schema.equals(b.schema)
-    assert a.drop_columns(["_distance"]).equals(b.drop_columns(["_distance"]))
-    assert np.allclose(a["_distance"].to_numpy(), b["_distance"].to_numpy(), rtol=1e-5, atol=1e-5)
-
-
 QUERIES = [
     {"nearest": {"column": "vec", "q": Q, "k": 5}},
     {"nearest": {"column": "vec", "q": Q, "k": 5, "metric": "cosine"}},
@@ -59,7 +54,7 @@ QUERIES = [
 @pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
 def test_nearest_matches_pylance(pair, query):
     ours, theirs = pair
-    _same(ours.to_table(**query), theirs.to_table(**query))
+    assert_same_search(ours.to_table(**query), theirs.to_table(**query))
     assert ours.scanner(**query).projected_schema.equals(theirs.scanner(**query).projected_schema)
 
 
@@ -75,7 +70,7 @@ def test_float64_vectors(tmp_path):
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(_table(pa.float64()), uri)
     q = {"nearest": {"column": "vec", "q": Q.astype(np.float64), "k": 4}}
-    _same(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
+    assert_same_search(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
 
 
 @pytest.mark.parametrize("shape", [(16,), (4, 4)])
@@ -90,7 +85,7 @@ def test_fixed_shape_tensor_vectors(tmp_path, shape):
     lancelot.write_dataset(t, uri)
     for metric in ("l2", "cosine"):
         q = {"nearest": {"column": "vec", "q": rng.random(16, np.float32), "k": 4, "metric": metric}}
-        _same(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
+        assert_same_search(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
 
 
 def test_bad_queries(pair):
@@ -114,7 +109,7 @@ def test_memory_bounded_chunks(pair, monkeypatch):
     ours, theirs = pair
     monkeypatch.setattr(vs, "CHUNK_ROWS", 16)
     q = {"nearest": {"column": "vec", "q": Q, "k": 6}, "columns": ["id"]}
-    _same(ours.to_table(**q), theirs.to_table(**q))
+    assert_same_search(ours.to_table(**q), theirs.to_table(**q))
 
 
 def test_scoring_column_placement(tmp_path):

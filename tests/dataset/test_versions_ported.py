@@ -121,17 +121,26 @@ def test_cleanup_around_tagged_old_versions(tmp_path, lib) -> None:
     assert [v["version"] for v in lance.dataset(base).versions()] == [3]
 
 
+#: the reference's table of the auto-cleanup tests
+TABLE = pa.Table.from_pydict({"a": range(10), "b": range(10)})
+
+
+def _appends_then_one_after(mod, base: Path, wait: float) -> None:
+    """The reference's auto-cleanup steps: three appends, ``wait`` seconds, one more append (its commit
+    is the one that may clean up)."""
+    for _ in range(3):
+        mod.write_dataset(TABLE, base, mode="append")
+    time.sleep(wait)
+    mod.write_dataset(TABLE, base, mode="append")
+
+
 @pytest.mark.parametrize("lib", LIBS)
 def test_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting, not the reference's 5: older_than is 1 s.)"""
     mod = LIBS[lib]
-    table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
-    mod.write_dataset(table, base, auto_cleanup_options={"interval": 1, "older_than_seconds": 1}, mode="create")
-    for _ in range(3):
-        mod.write_dataset(table, base, mode="append")
-    time.sleep(1.1)
-    mod.write_dataset(table, base, mode="append")  # this commit cleans up
+    mod.write_dataset(TABLE, base, auto_cleanup_options={"interval": 1, "older_than_seconds": 1}, mode="create")
+    _appends_then_one_after(mod, base, 1.1)  # the last commit cleans up
     assert len(mod.dataset(base).versions()) == 2
 
 
@@ -139,14 +148,10 @@ def test_auto_cleanup(tmp_path, lib) -> None:
 def test_config_update_auto_cleanup(tmp_path, lib) -> None:
     """(older_than 1 ms as the reference's; 0.1 s of waiting, not 5.)"""
     mod = LIBS[lib]
-    table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
-    ds = mod.write_dataset(table, base, mode="create")
+    ds = mod.write_dataset(TABLE, base, mode="create")
     ds.update_config({"lance.auto_cleanup.interval": "1", "lance.auto_cleanup.older_than": "1ms"})
-    for _ in range(3):
-        mod.write_dataset(table, base, mode="append")
-    time.sleep(0.1)
-    mod.write_dataset(table, base, mode="append")
+    _appends_then_one_after(mod, base, 0.1)
     assert len(mod.dataset(base).versions()) == 2
 
 
@@ -154,14 +159,13 @@ def test_config_update_auto_cleanup(tmp_path, lib) -> None:
 def test_auto_cleanup_invalid(tmp_path, lib) -> None:
     """auto_cleanup_options given to appends are ignored (only the write that creates stores them)."""
     mod = LIBS[lib]
-    table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
     opts = {"interval": 1, "older_than_seconds": 1}
-    mod.write_dataset(table, base, mode="create")
-    mod.write_dataset(table, base, auto_cleanup_options=opts, mode="append")
-    mod.write_dataset(table, base, auto_cleanup_options=opts, mode="append")
+    mod.write_dataset(TABLE, base, mode="create")
+    mod.write_dataset(TABLE, base, auto_cleanup_options=opts, mode="append")
+    mod.write_dataset(TABLE, base, auto_cleanup_options=opts, mode="append")
     time.sleep(1.1)
-    mod.write_dataset(table, base, auto_cleanup_options=opts, mode="append")
+    mod.write_dataset(TABLE, base, auto_cleanup_options=opts, mode="append")
     assert len(mod.dataset(base).versions()) == 4
 
 
@@ -169,20 +173,13 @@ def test_auto_cleanup_invalid(tmp_path, lib) -> None:
 def test_enable_disable_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting each time, not the reference's 5.)"""
     mod = LIBS[lib]
-    table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
-    ds = mod.write_dataset(table, base, mode="create")
+    ds = mod.write_dataset(TABLE, base, mode="create")
     ds.optimize.enable_auto_cleanup({"interval": 1, "older_than_seconds": 1})
-    for _ in range(3):
-        mod.write_dataset(table, base, mode="append")
-    time.sleep(1.1)
-    mod.write_dataset(table, base, mode="append")
+    _appends_then_one_after(mod, base, 1.1)
     assert len(ds.versions()) == 2
     ds.optimize.disable_auto_cleanup()  # a commit of its own
-    for _ in range(3):
-        mod.write_dataset(table, base, mode="append")
-    time.sleep(1.1)
-    mod.write_dataset(table, base, mode="append")
+    _appends_then_one_after(mod, base, 1.1)
     assert len(ds.versions()) == 7
 
 

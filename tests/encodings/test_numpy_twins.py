@@ -106,7 +106,7 @@ def test_zone_string_bounds_per_zone_match_the_kernel(seed: int) -> None:
             for rpz in (1, 7, 256):
                 nz = -(-len(a) // rpz)
                 lo, hi = zonemap_bounds._zone_extremes(offsets, data, valid, rpz, nz)
-                lo2, hi2 = zonemap_bounds._bounds_per_zone(a, rpz, nz)  # the path until the kernel is loaded
+                lo2, hi2 = zonemap_bounds.bounds_per_zone(a, rpz, nz)  # the path until the kernel is loaded
                 lo2.validate(full=True)
                 hi2.validate(full=True)
                 assert lo2.type == hi2.type == a.type
@@ -287,7 +287,7 @@ def test_chunk_headers_numpy_match_the_kernel(seed: int) -> None:
     short_head[len(size) // 2] = head - 1
     for z in (size, short_body, short_head):
         out = []
-        for f in (mc._parse_headers, mc.parse_headers_numpy):
+        for f in (mc.parse_headers, mc.parse_headers_numpy):
             res = (
                 np.empty(len(pos), np.int64),
                 np.empty((len(pos), nbuf), np.int64),

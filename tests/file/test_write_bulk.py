@@ -185,6 +185,6 @@ def test_string_zone_bounds_kernel_is_arrows():
         offsets, data = zonemap_bounds._offsets_and_data(arr)
         valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
         lo, hi = zonemap_bounds._zone_extremes(offsets, data, valid, rows, zones)
-        want_lo, want_hi = zonemap_bounds._bounds_per_zone(arr, rows, zones)
+        want_lo, want_hi = zonemap_bounds.bounds_per_zone(arr, rows, zones)
         assert arr.take(pa.array(lo, mask=lo < 0)).equals(want_lo.cast(pa.binary()))
         assert arr.take(pa.array(hi, mask=hi < 0)).equals(want_hi.cast(pa.binary()))

@@ -312,7 +312,7 @@ def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):
 
 @pytest.mark.parametrize("kind", ["int8", "uint64", "float32", "float64", "date32", "timestamp", "duration"])
 def test_numpy_bounds_equal_the_grouped_bounds(kind):
-    from lancelot.zonemap_stats import _numeric_zone_stats, _prepare
+    from lancelot.zonemap_stats import numeric_zone_stats, prepare
 
     rng = np.random.default_rng(5)
     n, rpz = 2500, 300  # a partial last zone
@@ -337,10 +337,10 @@ def test_numpy_bounds_equal_the_grouped_bounds(kind):
         arr = pa.array((raw + 100).astype(np.uint64) + np.uint64(2**63), mask=mask)
     else:
         arr = pa.array(raw.astype(np.int32 if kind == "date32" else np.int64), mask=mask).cast(t)
-    arr = _prepare(arr)
+    arr = prepare(arr)
     nz = -(-n // rpz)
     zone = pa.array(np.arange(n) // rpz)
-    fast = _numeric_zone_stats(arr, rpz, nz)
+    fast = numeric_zone_stats(arr, rpz, nz)
     slow = ZoneMapBuilder._zone_stats(arr, zone, nz)
     assert fast is not None
     assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])
@@ -368,11 +368,11 @@ def test_per_zone_string_bounds_equal_the_grouped_bounds(kernel, monkeypatch):
 
 
 def test_small_decimal_bounds():
-    from lancelot.zonemap_stats import _numeric_zone_stats
+    from lancelot.zonemap_stats import numeric_zone_stats
 
     vals = [None if i % 7 == 0 else (i * 37 % 1000 - 500) for i in range(1000)]
     arr = pa.array([None if v is None else Decimal(v) / 100 for v in vals], pa.decimal128(12, 2))
-    lo, hi, nulls = _numeric_zone_stats(arr, 300, 4)
+    lo, hi, nulls = numeric_zone_stats(arr, 300, 4)
     for k in range(4):
         part = arr.slice(k * 300, 300)
         mm = pc.min_max(part)
@@ -383,7 +383,7 @@ def test_small_decimal_bounds():
 @pytest.mark.parametrize("kind", ["int16", "uint64", "float64", "date32", "timestamp"])
 def test_dense_bounds_equal_the_grouped_bounds(kind):
     """Columns without nulls take the 2-D numpy path; a partial last zone and NaN zones included."""
-    from lancelot.zonemap_stats import _numeric_zone_stats, _prepare
+    from lancelot.zonemap_stats import numeric_zone_stats, prepare
 
     rng = np.random.default_rng(11)
     n, rpz = 2500, 300
@@ -403,10 +403,10 @@ def test_dense_bounds_equal_the_grouped_bounds(kind):
         arr = pa.array((raw + 1000).astype(np.uint64) + np.uint64(2**63))
     else:
         arr = pa.array(raw.astype(np.int32 if kind == "date32" else np.int64)).cast(types[kind])
-    arr = _prepare(arr).slice(100)  # a sliced array: the offset must be honoured
+    arr = prepare(arr).slice(100)  # a sliced array: the offset must be honoured
     n = len(arr)
     nz = -(-n // rpz)
-    fast = _numeric_zone_stats(arr, rpz, nz)
+    fast = numeric_zone_stats(arr, rpz, nz)
     slow = ZoneMapBuilder._zone_stats(arr, pa.array(np.arange(n) // rpz), nz)
     assert fast is not None and fast[0].type == arr.type
     assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])

@@ -19,7 +19,8 @@ from pyspark.sql import types as T  # noqa: E402
 import lancelot  # noqa: E402
 import lancelot.spark  # noqa: E402
 from lancelot.spark import save  # noqa: E402
-from lancelot.spark.writer import ATTEMPTS_DIR, ENDED  # noqa: E402
+from lancelot.spark.writer import ATTEMPTS_DIR  # noqa: E402
+from tests.spark.helpers import only_markers  # noqa: E402
 
 lance_file = pytest.importorskip("lance.file")
 
@@ -28,11 +29,6 @@ PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 
 def _visible_data(d: str) -> list[str]:
     return sorted(f for f in os.listdir(os.path.join(d, "data")) if not f.startswith("."))
-
-
-def _only_markers(d: str) -> bool:
-    """The writer's attempt records are gone; only the ended-job markers stay."""
-    return all(n.endswith(ENDED) for n in os.listdir(d)) if os.path.isdir(d) else True
 
 
 @pytest.fixture
@@ -320,7 +316,7 @@ def test_append_and_overwrite_behave_like_parquet(spark, tmp_path):
         seen[fmt] = steps
     assert seen["lance"] == seen["parquet"]
     assert seen["lance"][1] == list(range(8)) and seen["lance"][2] == [100, 101]
-    assert _only_markers(os.path.join(str(tmp_path / "lance"), ATTEMPTS_DIR))
+    assert only_markers(os.path.join(str(tmp_path / "lance"), ATTEMPTS_DIR))
     assert __import__("lance").dataset(str(tmp_path / "lance")).version == 4  # one version per job
 
 

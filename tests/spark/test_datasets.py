@@ -184,7 +184,7 @@ def test_a_failing_task_leaves_the_version_unchanged(spark, tmp_path, mode):
         assert _data_files(uri) == in_manifest
 
 
-def test_s3_round_trip(spark, s3_dataset):  # noqa: F811
+def test_s3_round_trip(spark, s3_dataset):
     uri = s3_dataset.uri
     opts = json.dumps(s3_dataset.lancelot_options())
     _frame(spark, 0, 400).write.format("lance").mode("append").option("storage_options", opts).save(uri)

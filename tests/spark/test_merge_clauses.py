@@ -4,8 +4,6 @@ version history; a when_matched_fail that finds a match raises and commits nothi
 
 from __future__ import annotations
 
-import os
-
 import pyarrow as pa
 import pytest
 
@@ -16,6 +14,7 @@ import lancelot  # noqa: E402
 from lancelot.dataset.changes import ChangeInputError  # noqa: E402
 from lancelot.dataset.merge_insert import MergeInsertError  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
+from tests.spark.helpers import dataset_files  # noqa: E402
 from tests.spark.sessions import spark_session  # noqa: E402
 
 SCHEMA = "id long, x double"
@@ -50,14 +49,6 @@ def _same(*uris: str) -> pa.Table:
         assert t.equals(tables[0])
     assert lancelot.dataset(uris[0]).to_table().sort_by("id").equals(tables[0])
     return tables[0]
-
-
-def _files(uri: str) -> set[str]:
-    out = set()
-    for d in ("data", "_deletions", "_lancelot_spark"):
-        for root, _, names in os.walk(os.path.join(uri, d)):
-            out |= {os.path.join(root, n) for n in names if not n.startswith(".") and not n.endswith(".ended")}
-    return out
 
 
 def test_when_matched_delete_as_the_library_and_pylance(spark, tmp_path):
@@ -112,7 +103,7 @@ def test_when_matched_delete_as_the_library_and_pylance(spark, tmp_path):
 
 def test_when_matched_fail_raises_and_commits_nothing(spark, tmp_path):
     a, b, c = _triplets(tmp_path)
-    files, version = _files(a), lance.dataset(a).version
+    files, version = dataset_files(a), lance.dataset(a).version
     src = pa.table({"id": pa.array([5000, 5001, 250], pa.int64()), "x": [1.0, 2.0, 3.0]})  # 250 matches
     df = spark.createDataFrame(src.to_pylist(), SCHEMA)
     with pytest.raises(MergeInsertError, match=r"found a matching row with key values \{'id': 250\}") as e:
@@ -123,7 +114,7 @@ def test_when_matched_fail_raises_and_commits_nothing(spark, tmp_path):
     with pytest.raises(MergeInsertError, match="'id': 250"):
         lancelot.dataset(b).merge_insert("id").when_matched_fail().when_not_matched_insert_all().execute(src)
     assert lance.dataset(a).version == version
-    assert _files(a) == files  # the inserting task's data files were deleted too
+    assert dataset_files(a) == files  # the inserting task's data files were deleted too
     _same(a, b, c)
 
     new = src.slice(0, 2)

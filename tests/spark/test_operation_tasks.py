@@ -6,7 +6,6 @@ fragments make two or three tasks of many fragments each, not one."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
@@ -19,6 +18,7 @@ lance = pytest.importorskip("lance")
 import lancelot  # noqa: E402
 from lancelot.spark import jobs  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
+from tests.spark.helpers import dataset_files  # noqa: E402
 
 FRAGMENTS = 200
 
@@ -69,14 +69,6 @@ def _same(a: str, b: str) -> None:
     ta = da.to_table().sort_by("id")
     assert ta.equals(db.to_table().sort_by("id"))
     assert lancelot.dataset(a).to_table().sort_by("id").equals(ta)
-
-
-def _files(uri: str) -> set[str]:
-    out = set()
-    for d in ("data", "_deletions", "_lancelot_spark"):
-        for root, _, names in os.walk(os.path.join(uri, d)):
-            out |= {os.path.join(root, n) for n in names if not n.startswith(".") and not n.endswith(".ended")}
-    return out
 
 
 def test_delete_update_add_columns_run_in_a_few_tasks(spark, twins):
@@ -160,7 +152,7 @@ def test_update_writes_the_rows_of_a_task_together(spark, tmp_path, monkeypatch)
 @pytest.mark.parametrize("op", ["delete", "update"])
 def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypatch, op):
     a, _ = twins
-    before, version = _files(a), lance.dataset(a).version
+    before, version = dataset_files(a), lance.dataset(a).version
     monkeypatch.setenv(jobs.FAULT_ENV, "raise")  # the first task fails once its fragments' files are written
     with pytest.raises(Exception, match="injected fault"):
         if op == "delete":
@@ -172,7 +164,7 @@ def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypat
     while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert lance.dataset(a).version == version
-    assert _files(a) == before  # the deletion (and data) files of every fragment of every task were deleted
+    assert dataset_files(a) == before  # the deletion (and data) files of every fragment of every task were deleted
 
 
 def test_the_default_budget_makes_one_task_of_small_fragments(spark, twins, monkeypatch):

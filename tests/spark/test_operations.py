@@ -16,6 +16,7 @@ lance = pytest.importorskip("lance")
 import lancelot  # noqa: E402
 from lancelot.dataset.changes import ChangeInputError  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
+from tests.spark.helpers import dataset_files  # noqa: E402
 from tests.spark.sessions import classic_session, connect_mode, connect_session  # noqa: E402
 
 
@@ -50,16 +51,6 @@ def _same(a: str, b: str, row_ids: bool = False, options: dict | None = None) ->
     mine = lancelot.dataset(a, storage_options=options).to_table().sort_by("id")
     assert mine.equals(ta.drop_columns(["_rowid"]) if row_ids else ta)
     return ta
-
-
-def _files(uri: str) -> set[str]:
-    """The dataset's data and deletion files, and the records of unfinished operations (not the
-    hidden temporaries a killed task may leave, nor the end markers of operations)."""
-    out = set()
-    for d in ("data", "_deletions", "_lancelot_spark"):
-        for root, _, names in os.walk(os.path.join(uri, d)):
-            out |= {os.path.join(root, n) for n in names if not n.startswith(".") and not n.endswith(".ended")}
-    return out
 
 
 @pytest.mark.parametrize("stable", [False, True], ids=["row-addresses", "stable-row-ids"])
@@ -110,7 +101,7 @@ def test_add_columns_pandas_udf(spark, tmp_path):
 def test_a_failing_task_commits_nothing(spark, tmp_path):
     a, _ = _twins(tmp_path)
     before = lance.dataset(a).to_table()
-    files = _files(a)
+    files = dataset_files(a)
 
     def boom(batch: pa.RecordBatch) -> pa.RecordBatch:
         if pc.max(batch.column("id")).as_py() >= 600:  # the last fragment's task fails
@@ -125,7 +116,7 @@ def test_a_failing_task_commits_nothing(spark, tmp_path):
     ds.validate()
     assert ds.version == 2
     assert ds.to_table().equals(before)
-    assert _files(a) == files  # the files the other tasks wrote were deleted
+    assert dataset_files(a) == files  # the files the other tasks wrote were deleted
 
 
 def test_a_concurrent_commit_re_plans_on_the_latest_version(spark, tmp_path):
@@ -193,14 +184,14 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     _same(a, b)
 
     dup = pa.table({"id": pa.array([400, 400, 7000], pa.int64()), "x": [1.0, 2.0, 3.0]})
-    files = _files(a)
+    files = dataset_files(a)
     with pytest.raises(Exception, match="ambiguous merge insert"):
         ops.merge_insert(spark.createDataFrame(dup.to_pylist(), "id long, x double"), a, "id")
     bad = spark.createDataFrame(src.to_pylist(), "id long, x double").selectExpr("id", "CAST(x AS STRING) AS x")
     with pytest.raises(ChangeInputError, match="source column 'x' is string, the dataset's is double"):
         ops.merge_insert(bad, a, "id")
     assert lance.dataset(a).version == 4
-    assert _files(a) == files
+    assert dataset_files(a) == files
 
 
 def test_compact_as_the_library(spark, tmp_path):
@@ -219,7 +210,7 @@ def test_compact_as_the_library(spark, tmp_path):
     ]
 
 
-def test_operations_on_s3(spark, tmp_path, s3_dataset):  # noqa: F811
+def test_operations_on_s3(spark, tmp_path, s3_dataset):
     """Storage options reach every task: the operations on a dataset in a (local moto) S3 bucket."""
     t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
     a, opts, b = s3_dataset.uri, s3_dataset.lancelot_options(), str(tmp_path / "library")

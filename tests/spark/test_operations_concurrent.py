@@ -17,20 +17,10 @@ lance = pytest.importorskip("lance")
 
 import lancelot  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
+from tests.spark.helpers import pylance_twins  # noqa: E402
 
 #: rows pylance appends: matched by no operation below (ids not multiples of 7, not in any source)
 EXTRA = pa.table({"id": pa.array([5000, 5001], pa.int64()), "x": [1.0, 2.0]})
-
-
-def _twins(tmp_path) -> tuple[str, str]:
-    """Two equal datasets written by pylance: three fragments of 200 rows."""
-    t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
-    uris = []
-    for name in ("spark", "sequential"):
-        uri = str(tmp_path / name)
-        lance.write_dataset(t, uri, max_rows_per_file=200)
-        uris.append(uri)
-    return uris[0], uris[1]
 
 
 def _pylance_writes(uri: str) -> None:
@@ -56,7 +46,7 @@ def test_pylance_commits_while_a_spark_merge_insert_runs(spark, tmp_path):
     a Spark task): the merge's commit conflicts, re-plans, and keeps both pylance commits."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    a, b = _twins(tmp_path)
+    a, b = pylance_twins(tmp_path, ("spark", "sequential"))
     marker = str(tmp_path / "written")
 
     @F.udf("double")
@@ -81,7 +71,7 @@ def test_pylance_commits_while_a_spark_merge_insert_runs(spark, tmp_path):
 def test_spark_operations_and_pylance_writers_in_threads(spark, tmp_path):
     """A Spark delete, a Spark update and pylance's two commits, started together: whatever the
     order their commits land in, each one's change is in the final version."""
-    a, b = _twins(tmp_path)
+    a, b = pylance_twins(tmp_path, ("spark", "sequential"))
     tracker = spark.sparkContext.statusTracker()
     errors: list[BaseException] = []
 

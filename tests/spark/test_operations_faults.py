@@ -18,6 +18,7 @@ lance = pytest.importorskip("lance")
 import lancelot  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
 from lancelot.spark.jobs import FAULT_ENV  # noqa: E402
+from tests.spark.helpers import FILE_DIRS, dataset_files, pylance_twins  # noqa: E402
 from tests.spark.sessions import classic_session  # noqa: E402
 
 
@@ -26,26 +27,9 @@ def spark():
     return classic_session("local-cluster[2,1,1024]")
 
 
-def _twins(tmp_path) -> tuple[str, str]:
-    t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
-    uris = []
-    for name in ("spark", "library"):
-        uri = str(tmp_path / name)
-        lance.write_dataset(t, uri, max_rows_per_file=200)
-        uris.append(uri)
-    return uris[0], uris[1]
-
-
 def _files(uri: str) -> dict[str, set[str]]:
-    """The data and deletion files on disk, and the records of unfinished operations (not the hidden
-    temporaries a killed writer may leave, nor operations' end markers)."""
-    out = {}
-    for d in ("data", "_deletions", "_lancelot_spark"):
-        names = set()
-        for root, _, fs in os.walk(os.path.join(uri, d)):
-            names |= {os.path.join(root, n) for n in fs if not n.startswith(".") and not n.endswith(".ended")}
-        out[d] = names
-    return out
+    """``dataset_files`` by directory."""
+    return {d: dataset_files(uri, (d,)) for d in FILE_DIRS}
 
 
 def _same(a: str, b: str) -> None:
@@ -72,7 +56,7 @@ def _same(a: str, b: str) -> None:
 
 
 def test_a_retried_task_or_a_killed_worker_commits_once(spark, tmp_path, monkeypatch):
-    a, b = _twins(tmp_path)
+    a, b = pylance_twins(tmp_path)
     lib = lancelot.dataset(b)
     monkeypatch.setenv(FAULT_ENV, "raise")  # the first task's first attempt fails after writing its file
     assert ops.delete(spark, a, "id % 3 = 0") == lib.delete("id % 3 = 0") == {"num_deleted_rows": 200}
@@ -86,7 +70,7 @@ def test_a_retried_task_or_a_killed_worker_commits_once(spark, tmp_path, monkeyp
 
 
 def test_a_job_whose_tasks_all_fail_commits_nothing(spark, tmp_path, monkeypatch):
-    a, _ = _twins(tmp_path)
+    a, _ = pylance_twins(tmp_path)
     before, version = _files(a), lance.dataset(a).version
     monkeypatch.setenv(FAULT_ENV, "raise-all")
     with pytest.raises(Exception, match="injected fault"):

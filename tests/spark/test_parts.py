@@ -42,7 +42,8 @@ from lancelot.spark.reader import (  # noqa: E402
 )
 from lancelot.spark.source import called_by_pushdown_planner  # noqa: E402
 from lancelot.spark.types import spark_arrow_schema, spark_type, to_spark_batch  # noqa: E402
-from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, LanceDatasetWriter  # noqa: E402
+from lancelot.spark.writer import ATTEMPTS_DIR, LanceDatasetWriter  # noqa: E402
+from tests.spark.helpers import only_markers  # noqa: E402
 
 # the type table of docs/SPARK.md
 TYPE_TABLE = [
@@ -340,7 +341,7 @@ def test_dataset_writer_without_spark(tmp_path):
     w.commit([m1, m2, m3])
     ds = lance.dataset(out)
     assert ds.version == 1 and sorted(ds.to_table()["x"].to_pylist()) == list(range(15))
-    assert _only_markers(os.path.join(out, ATTEMPTS_DIR))
+    assert only_markers(os.path.join(out, ATTEMPTS_DIR))
     # abort: the job's files go, no version is made
     w2 = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=True)
     before = _files_on_disk(out)
@@ -370,7 +371,7 @@ def test_attempts_spark_did_not_commit_are_removed(tmp_path):
     w.commit([kept])  # Spark hands the driver one committed attempt per partition
     assert lance.dataset(out).count_rows() == 10
     assert not (lost_files & _files_on_disk(out)) and len(_files_on_disk(out)) == 1
-    assert _only_markers(os.path.join(out, ATTEMPTS_DIR))
+    assert only_markers(os.path.join(out, ATTEMPTS_DIR))
 
 
 def test_save_modes_in_the_writer(tmp_path):
@@ -490,11 +491,6 @@ def test_register_leaves_filter_pushdown_off_unless_asked():
     assert s2.dataSource == [LancePushdownDataSource] and s2.conf == {PUSHDOWN_SETTING: "true"}
 
 
-def _only_markers(d: str) -> bool:
-    """The writer's attempt records are gone; only the ended-job markers stay."""
-    return all(n.endswith(ENDED) for n in os.listdir(d)) if os.path.isdir(d) else True
-
-
 def _pylance_dataset(path: str):
     """Three versions: 2 fragments, then a deletion, then a column added (multi-file fragments)."""
     import lance
@@ -588,7 +584,7 @@ def test_an_attempt_finishing_after_its_job_removes_its_files(tmp_path):
     with pytest.raises(LanceError, match="already ended"):
         w.write(iter(_batches(7)))  # a straggler of the same job (e.g. a speculative copy)
     assert len(_files_on_disk(out)) == 1 and lancelot.dataset(out).count_rows() == 5
-    assert _only_markers(os.path.join(out, ATTEMPTS_DIR))
+    assert only_markers(os.path.join(out, ATTEMPTS_DIR))
 
 
 def test_appended_schema_takes_the_datasets_nullability_and_item_names():

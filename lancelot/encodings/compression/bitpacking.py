@@ -124,7 +124,7 @@ def _chunked(vals: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- inline
 
 
-def _inline_bits(desc: pb.InlineBitpacking) -> int:
+def inline_bits(desc: pb.InlineBitpacking) -> int:
     t = int(desc.uncompressed_bits_per_value)
     if t not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"inline bitpacking of {t}-bit values")
@@ -137,7 +137,7 @@ def decompress_inline_bitpacking(
     desc: pb.InlineBitpacking, buffers: list[np.ndarray], num_values: int
 ) -> FixedWidthBlock:
     """Decode chunks of [bit width word][packed words] until ``num_values`` values."""
-    t = _inline_bits(desc)
+    t = inline_bits(desc)
     require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
     buf = as_u8(buffers[0])
     dt = uint_dtype(t)
@@ -223,7 +223,7 @@ def inline_bitpacking_size(block: FixedWidthBlock) -> int:
 # ----------------------------------------------------------------------------- out of line
 
 
-def _out_of_line_bits(desc: pb.OutOfLineBitpacking) -> tuple[int, int]:
+def out_of_line_bits(desc: pb.OutOfLineBitpacking) -> tuple[int, int]:
     t = int(desc.uncompressed_bits_per_value)
     if t not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"out-of-line bitpacking of {t}-bit values")
@@ -238,7 +238,7 @@ def decompress_out_of_line_bitpacking(
     desc: pb.OutOfLineBitpacking, buffer: np.ndarray, num_values: int
 ) -> FixedWidthBlock:
     """Decode a whole buffer packed with one width (tail packed or raw)."""
-    t, w = _out_of_line_bits(desc)
+    t, w = out_of_line_bits(desc)
     buf = as_u8(buffer)
     dt = uint_dtype(t)
     wb = t // 8

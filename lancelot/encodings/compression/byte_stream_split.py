@@ -13,7 +13,7 @@ from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 
-def _bits(bss: pb.ByteStreamSplit) -> int:
+def value_bits(bss: pb.ByteStreamSplit) -> int:
     if bss.values.WhichOneof("compression") != "flat":
         raise UnsupportedEncodingError("byte stream split whose values are not flat")
     bits = int(bss.values.flat.bits_per_value)
@@ -26,7 +26,7 @@ def decompress_byte_stream_split(
     bss: pb.ByteStreamSplit, buffers: list[np.ndarray], num_values: int
 ) -> FixedWidthBlock:
     """Interleave the byte streams of one chunk back into values."""
-    bits = _bits(bss)
+    bits = value_bits(bss)
     nb = bits // 8
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)

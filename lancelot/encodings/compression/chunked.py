@@ -21,12 +21,12 @@ import numpy as np
 
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression import variable_numpy as vn
-from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
+from lancelot.encodings.compression.bitpacking import CHUNK, inline_bits, out_of_line_bits, unpack_chunks
 from lancelot.encodings.compression.bitpacking_kernel import INLINE_MESSAGES, inline_chunks
 from lancelot.encodings.compression.bitpacking_kernel import OK as INLINE_OK
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES, check_size, corrupt, require, uint_dtype
-from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
+from lancelot.encodings.compression.byte_stream_split import value_bits as bss_bits
 from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import (
     SymbolTable,
@@ -38,8 +38,8 @@ from lancelot.encodings.compression.fsst import (
 from lancelot.encodings.compression.general import LZ4, ZSTD, inflater
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
-from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.rle import flat_values as rle_flat_values
+from lancelot.encodings.compression.rle import rle_widths
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
 from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
 from lancelot.encodings.compression.rle_kernel import decode_runs
@@ -160,7 +160,7 @@ def _flat(flat: pb.Flat, buffers: list[Segments], counts: np.ndarray) -> FixedWi
 
 
 def _inline_bitpacking(desc: pb.InlineBitpacking, buffers: list[Segments], counts: np.ndarray) -> DataBlock | None:
-    t = _inline_bits(desc)
+    t = inline_bits(desc)
     if len(counts) == 0 or int(counts.max()) > CHUNK:
         return None  # several FastLanes chunks per mini-block chunk: decoded chunk by chunk
     require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
@@ -317,7 +317,7 @@ def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts:
 
 def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray) -> FixedWidthBlock:
     """Out-of-line bitpacking of each chunk's buffer (one width; each tail packed or raw)."""
-    t, w = _out_of_line_bits(desc)
+    t, w = out_of_line_bits(desc)
     wb = t // 8
     dt = uint_dtype(t)
     total = int(counts.sum())

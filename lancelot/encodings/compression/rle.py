@@ -38,7 +38,7 @@ def _part_bits(enc: pb.CompressiveEncoding, name: str) -> int:
     return int(enc.flat.bits_per_value)
 
 
-def _widths(rle: pb.Rle) -> tuple[int, int]:
+def rle_widths(rle: pb.Rle) -> tuple[int, int]:
     bits = _part_bits(rle.values, "values")
     if bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE of {bits}-bit values")
@@ -112,7 +112,7 @@ def _parts(
 
 def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> FixedWidthBlock:
     """Expand the runs of one mini-block chunk (values buffer, lengths buffer)."""
-    bits, len_bits = _widths(rle)
+    bits, len_bits = rle_widths(rle)
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
@@ -122,7 +122,7 @@ def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> F
 
 def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> FixedWidthBlock:
     """Expand the runs of one whole buffer: u64 values size, values, run lengths."""
-    bits, len_bits = _widths(rle)
+    bits, len_bits = rle_widths(rle)
     buf = as_u8(buffer)
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)

@@ -74,7 +74,7 @@ class ChunkBuffers:
 
 
 @njit(cache=True, nogil=True)
-def _parse_headers(
+def parse_headers(
     data: NDArray[np.uint8],
     pos: NDArray[np.int64],
     size: NDArray[np.int64],
@@ -122,7 +122,7 @@ def _parse_headers(
 def parse_headers_numpy(
     data: NDArray[np.uint8], pos: I64, size: I64, head: int, nlev: int, word: int, nbuf: int, *out: I64
 ) -> int:
-    """``_parse_headers`` in numpy (``out``: its levels, starts, sizes and bad): one pass per buffer over all
+    """``parse_headers`` in numpy (``out``: its levels, starts, sizes and bad): one pass per buffer over all
     chunks; the first bad chunk (and, in it, the first bad buffer) is reported, as the kernel does."""
     levels, starts, sizes, bad = out
     n = len(pos)
@@ -159,7 +159,7 @@ def parse_headers_numpy(
 
 
 #: mini-block reads whose chunk headers are parsed with numpy before the kernel is prepared in the background
-HOT_HEADERS = NumpyUntilHot(_parse_headers, warm_work=100_000)
+HOT_HEADERS = NumpyUntilHot(parse_headers, warm_work=100_000)
 
 
 def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> ChunkBuffers:
@@ -174,10 +174,10 @@ def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.
     bad = np.zeros(3, dtype=np.int64)
     data, pos, size = readonly(data), np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(size, np.int64)
     if HOT_HEADERS.ready():
-        status = _parse_headers(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
+        status = parse_headers(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
     else:  # a fresh process: numpy until the kernel is loaded (same results)
         HOT_HEADERS.numpy_call(
-            lambda: _parse_headers(
+            lambda: parse_headers(
                 data,
                 pos[:0].copy(),
                 size[:0].copy(),

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from lancelot.encodings.compression import zstd_kernel as zk
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES
 from lancelot.encodings.compression.segments import readonly
-from lancelot.encodings.structural.miniblock_chunks import ALIGN, _parse_headers
+from lancelot.encodings.structural.miniblock_chunks import ALIGN, parse_headers
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util.jit import NumpyUntilHot, njit
 
@@ -69,7 +69,7 @@ def _rebuild(
     starts = np.empty((n, nbuf), np.int64)
     sizes = np.empty((n, nbuf), np.int64)
     bad = np.zeros(3, np.int64)
-    if _parse_headers(data, pos, size, head, has_def, word, nbuf, np.empty(n, np.int64), starts, sizes, bad):
+    if parse_headers(data, pos, size, head, has_def, word, nbuf, np.empty(n, np.int64), starts, sizes, bad):
         return bad[0], none, new_pos, new_size
     raw_ = np.empty(n, np.int64)
     end = 0

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
+from lancelot.encodings.compression.bitpacking import CHUNK, inline_bits, lane_positions, out_of_line_bits
 from lancelot.encodings.compression.bitpacking_kernel import (
     inline_chunk_width,
     inline_point,
@@ -41,8 +41,8 @@ from lancelot.encodings.compression.points import (
     le,
     store_le,
 )
-from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.rle import flat_values as rle_flat_values
+from lancelot.encodings.compression.rle import rle_widths
 from lancelot.encodings.compression.rle_kernel import rle_block_layout, rle_fits, rle_point
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
@@ -238,7 +238,7 @@ class PointReader:
             kind = d.WhichOneof("compression")
             if kind == "out_of_line_bitpacking":
                 def_kind = DEF_OUT_OF_LINE
-                def_t, def_w = _out_of_line_bits(d.out_of_line_bitpacking)
+                def_t, def_w = out_of_line_bits(d.out_of_line_bitpacking)
             elif kind == "flat" and check_flat(d.flat) in (8, 16):
                 def_kind, def_t = DEF_FLAT, int(d.flat.bits_per_value)
             elif kind == "rle" and rle_flat_values(d.rle):
@@ -269,7 +269,7 @@ class PointReader:
                 return None
             vkind, vparam = (BITS, 1) if bits == 1 else (FLAT, bits // 8)
         elif kind == "inline_bitpacking":
-            vkind, vparam = INLINE, _inline_bits(enc.inline_bitpacking)
+            vkind, vparam = INLINE, inline_bits(enc.inline_bitpacking)
         elif kind == "variable":
             vkind, vparam = VARIABLE, offset_bits(enc.variable) // 8
         elif kind == "rle" and rle_flat_values(enc.rle):
