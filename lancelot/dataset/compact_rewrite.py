@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from lancelot.dataset import blob_write
 from lancelot.dataset.blob import holds_blob, is_blob_field
+from lancelot.dataset.changes import SCAN_ROWS, row_groups
 from lancelot.dataset.compact_options import CompactionNotSupportedError, Options
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
@@ -51,8 +52,12 @@ def rewrite_group(
     scan = {"batch_size": opts.batch_size} if opts.batch_size else {}
 
     def rows() -> Iterator[pa.RecordBatch]:
-        for f in group:
-            yield from blob_write.with_bytes(f, f.to_batches(**scan))  # blobs: their values (dataset/blob_write.py)
+        if scan or opts.max_bytes_per_file is not None or any(holds_blob(f, is_blob_field) for f in ds.schema):
+            for f in group:  # batches cut as pylance's (a file's bytes are checked per batch)
+                yield from blob_write.with_bytes(f, f.to_batches(**scan))  # blobs: their values (dataset/blob_write.py)
+            return
+        for chunk in row_groups(group, SCAN_ROWS):  # one scan per group of small fragments, not one per fragment
+            yield from ds.scanner(fragments=chunk, scan_in_order=True).to_table().combine_chunks().to_batches()
 
     sizes = _binary_copy_sizes(group, target_rows_per_fragment, data_version, opts, where)
     max_bytes = opts.max_bytes_per_file
