@@ -296,6 +296,10 @@ class Deletions:
 # -- new rows of an operation ----------------------------------------------------------------
 
 
+#: rows of small tables ``NewRows`` joins before writing them (one write and one conversion, not one per fragment)
+COALESCE_ROWS = 1 << 16
+
+
 class NewRows:
     """Rows an operation writes into new fragments, streamed batch by batch into data files of the dataset's schema and
     version.  Rows that replace existing ones come first and bring their stable row ids and created-at versions
@@ -335,9 +339,18 @@ class NewRows:
         schema = ds.schema
 
         def gen() -> Iterator[pa.RecordBatch]:
+            held: list[pa.Table] = []  # small tables of one schema (a fragment's rows each) written together
+            n = 0
             for t in batches:
-                if t.num_rows:
-                    yield from self.conform(t).combine_chunks().to_batches()
+                if not t.num_rows:
+                    continue
+                if held and (n >= COALESCE_ROWS or not t.schema.equals(held[0].schema)):
+                    yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
+                    held, n = [], 0
+                held.append(t)
+                n += t.num_rows
+            if held:
+                yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
 
         frags = write_fragments(
             gen(),
