@@ -1,14 +1,15 @@
 """A compaction group rewritten: the live rows of adjacent fragments, in order, written into new fragments (ids
 unassigned), stable row ids carried over (table format, "Transaction types": Rewrite).
 
-How the rows are cut into fragments follows pylance 14.  Re-encoding makes ``k = max(1, rows // target)`` fragments,
-their sizes differing by one at most (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536; 34
-with a target of 8, four of 9, 9, 8, 8); each is written from the fragments' batches of ``batch_size`` rows (batches
-never span two fragments) and closes early once its bytes written reach ``max_bytes_per_file``.  Binary copy (the
+How the rows are cut into fragments follows pylance 14. Re-encoding makes ``k = max(1, rows // target)`` fragments,
+their sizes differing by one at most (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536; 34 with
+a target of 8, four of 9, 9, 8, 8); given ``batch_size`` or ``max_bytes_per_file``, each is written from the fragments'
+batches of ``batch_size`` rows (batches never span two fragments) and closes early once its bytes written reach
+``max_bytes_per_file``; else from one scan per group of small fragments (``changes.SCAN_ROWS`` rows). Binary copy (the
 ``try_binary_copy`` / ``force_binary_copy`` modes) takes whole fragments into a new one until it holds the largest of
 those sizes, ``max_bytes_per_file`` ignored; it is for fragments of one data file holding the schema's fields in the
 output version, without deletions or blob columns (else ``try`` re-encodes and ``force`` is pylance's "Not supported"
-OSError).  lancelot writes the rows of either mode through its writer: the fragments and rows are pylance's, the pages
+OSError). lancelot writes the rows of either mode through its writer: the fragments and rows are pylance's, the pages
 within the files are lancelot's."""
 
 from __future__ import annotations
