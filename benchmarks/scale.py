@@ -23,6 +23,16 @@ the version committed just before a time half-way through the history and count 
 With ``--config-versions V`` the same on a dataset of V versions made by config updates (one
 small fragment; a history of appends this long would hold tens of GB of manifests).
 
+``--ops changes`` (or any of ``CHANGE_OPS``) times the dataset-changing operations on the datasets
+of many fragments, each call on the library's own fresh hard-linked clone, opened untimed:
+``update_all`` (``x + 1`` where ``id % 5 = 0``: every fragment), ``delete_all`` (``id % 5 = 1``),
+``merge_spread`` (upsert on ``id`` of 500 rows spread over the dataset and 500 new ones),
+``merge_one`` (upsert of the first fragment's rows), ``merge_by_source`` (1,000 spread rows
+updated, unmatched rows with ``id % 7 = 2`` deleted), ``add_columns`` (one SQL column),
+``alter_columns`` (a rename, made nullable), ``drop_columns``, ``compact``
+(``optimize.compact_files()``) and ``cleanup_frags`` (``cleanup_old_versions`` of the older half
+of the versions).  Checked equal: each call's result, then both clones read by pylance.
+
 Wall clock and the process's CPU time (every thread's) are both recorded: on a loaded machine
 the wall-clock ratio of single-threaded Python against pylance's thread pool mostly measures
 the scheduler.
@@ -47,6 +57,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchmarks.changes import steady
 from benchmarks.dataset_bench import Bench, clone
 
 
@@ -284,6 +295,9 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         _cleanup(bench, path, work)
     if "append" in ops:
         _append(bench, path, work)
+    for op in CHANGE_OPS:
+        if op in ops:
+            _change(bench, op, path, work)
 
 
 def _warm(call) -> None:
@@ -346,6 +360,88 @@ def _cleanup(bench: CpuBench, path: Path, work: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _changes(ds, live: int) -> dict:
+    """The dataset-changing operations (``CHANGE_OPS``) as calls on an open dataset of either library;
+    the source tables of the upserts are made once here (``_table``'s rows: ``id``, ``x``, ``s``)."""
+    rows = ds.get_fragments()[0].physical_rows
+    ids = np.unique(np.linspace(0, live * 1.01, 1000).astype(np.int64))  # over every fragment (1,000 of them)
+    x = (ids * 7 % 1013 + 0.5).astype(np.float64)
+    spread = pa.table({"id": ids, "x": x, "s": pa.array([f"u{i}" for i in ids])})
+    one = _table(0, rows).set_column(1, "x", pa.array(np.arange(rows) + 0.25))  # the first fragment's ids
+    new = _table(10**9, 500)
+    both = pa.concat_tables([spread.slice(0, 500), new])
+    return {
+        "update_all": lambda: ds.update({"x": "x + 1"}, where="id % 5 = 0"),
+        "delete_all": lambda: ds.delete("id % 5 = 1"),
+        "merge_spread": lambda: (
+            ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(both)
+        ),
+        "merge_one": lambda: ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(one),
+        "merge_by_source": lambda: (
+            ds.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_by_source_delete("id % 7 = 2")
+            .execute(spread)
+        ),
+        "add_columns": lambda: ds.add_columns({"y": "x * 2 + id"}),
+        "alter_columns": lambda: ds.alter_columns({"path": "s", "name": "t", "nullable": True}),
+        "drop_columns": lambda: ds.drop_columns(["s"]),
+        "compact": lambda: _metrics(ds.optimize.compact_files()),
+        "cleanup_frags": lambda: _stats(ds.cleanup_old_versions(retain_versions=max(1, ds.version // 2))),
+    }
+
+
+def _metrics(m) -> tuple[int, int, int, int]:
+    return (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added)
+
+
+def _change(bench: CpuBench, op: str, path: Path, work: Path) -> None:
+    """One of ``CHANGE_OPS``, each call on the library's own fresh hard-linked clone of ``path``
+    opened untimed; checked equal: the call's result, then both clones read by pylance (version,
+    rows sorted by ``id``); lancelot's kernels first brought to their steady state (``changes.steady``:
+    untimed appends, reads and takes, once per process).  The fragments and data files each library's
+    first call wrote are logged."""
+    import lance
+
+    import lancelot
+
+    libs = {"lancelot": lancelot, "pylance": lance}
+    live = lance.dataset(str(path)).count_rows()
+    if not _STEADY:
+        steady(_table(0, 100), work / "steady", rows=100)
+        _STEADY.append(True)
+    opened: dict[str, dict] = {}
+
+    def setup(n: str, r: int) -> None:
+        clone(path, work / n)
+        opened[n] = _changes(libs[n].dataset(str(work / n)), live)
+
+    def check(res: dict) -> bool:
+        a, b = (lance.dataset(str(work / n)) for n in libs)
+        ta, tb = (d.to_table() for d in (a, b))
+        ta, tb = (t.sort_by("id") if "id" in t.column_names else t for t in (ta, tb))
+        for n, d in zip(libs, (a, b)):
+            files = sum(len(f.data_files()) for f in d.get_fragments())
+            bench.log(f"{op:>12}  {n}: {len(d.get_fragments())} fragments, {files} data files, v{d.version}")
+        return _same(res["lancelot"], res["pylance"]) and a.version == b.version and ta.equals(tb)
+
+    try:
+        bench.run(op, {n: (lambda r, n=n: opened[n][op]()) for n in libs}, check=check, setup=setup)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+#: whether lancelot's kernels were brought to their steady state (``changes.steady``) in this process
+_STEADY: list[bool] = []
+
+
+def _same(a, b) -> bool:
+    """Results of the two libraries equal (dicts compared on pylance's keys)."""
+    if isinstance(b, dict):
+        return isinstance(a, dict) and all(a.get(k) == v for k, v in b.items())
+    return a == b
+
+
 def _stats(s) -> tuple[int, int, int]:
     return (s.old_versions, s.bytes_removed, s.data_files_removed)
 
@@ -384,6 +480,21 @@ def plot(results: dict, out: Path) -> None:
 
 
 OPS = ("open_count", "take10", "take10_new", "scan", "filter", "versions", "append")
+#: the dataset-changing operations (``--ops changes``), each on a fresh clone: an update and a delete
+#: touching every fragment, upserts of rows spread over every fragment and of one fragment's rows,
+#: an upsert deleting unmatched rows, schema evolution, compaction and cleanup of the older half
+CHANGE_OPS = (
+    "update_all",
+    "delete_all",
+    "merge_spread",
+    "merge_one",
+    "merge_by_source",
+    "add_columns",
+    "alter_columns",
+    "drop_columns",
+    "compact",
+    "cleanup_frags",
+)
 #: the operations timed on the dataset of many versions
 VERSION_OPS = ("open_count", "versions", "checkout", "asof", "cleanup", "append")
 
@@ -416,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sizes = [args.fragments] if args.fragments else [int(x) for x in args.sizes.split(",") if x]
     ops = set(args.ops.split(","))
+    if "changes" in ops:
+        ops |= set(CHANGE_OPS)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     results: dict = {"rows_per_fragment": args.rows, "repeats": args.repeats, "load": load, "fragments": {}}
     if args.merge and args.out.exists():

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset import blob_write  # blob columns rewritten as values (dataset/blob_write.py)
+from lancelot.dataset.blob import holds_blob, is_blob_field
 from lancelot.dataset.commit import CommitConflictError, commit_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_files_agree, writable_data_version
@@ -169,20 +170,51 @@ def matched_positions(ds: LanceDataset, predicate: pc.Expression) -> list[tuple[
     from lancelot.dataset.scan import filter_columns
 
     cols = filter_columns(predicate, ds.schema.names) or ds.schema.names[:1]
+    addr = matching_rows(ds, predicate, cols).column("_rowaddr").to_numpy()
+    by_id = dict(by_fragment(np.sort(addr.astype(np.uint64, copy=False))))
+    return [(f, by_id[f.fragment_id]) for f in ds.get_fragments() if f.fragment_id in by_id]
+
+
+def matching_rows(
+    ds: LanceDataset, predicate: pc.Expression | None, columns: list[str], fragments: list[Fragment] | None = None
+) -> pa.Table:
+    """``columns`` of the live rows of ``fragments`` (None: all) matching ``predicate`` (None: every row), and their
+    ``_rowaddr``: one scan, which reads small fragments in groups."""
     try:
-        addr = ds.to_table(columns=cols, filter=predicate, with_row_address=True).column("_rowaddr").to_numpy()
+        return ds.scanner(columns, predicate, fragments=fragments, with_row_address=True).to_table()
     except SqlError as e:  # the predicate's own fault; a file's (missing, legacy, damaged) propagates as it is
         raise ChangeInputError(e.message) from None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
         raise ChangeInputError(f"filter {predicate}: {e}") from None
+
+
+def by_fragment(addr: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(fragment id, physical positions (int64)) per run of one fragment's row addresses (uint64) in ``addr``."""
     if not len(addr):
-        return []
-    addr = np.sort(addr.astype(np.uint64, copy=False))
+        return
     ids = (addr >> np.uint64(32)).astype(np.int64)
     pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    by_id = dict(zip(ids[starts].tolist(), np.split(pos, starts[1:]), strict=True))
-    return [(f, by_id[f.fragment_id]) for f in ds.get_fragments() if f.fragment_id in by_id]
+    yield from zip(ids[starts].tolist(), np.split(pos, starts[1:]), strict=True)
+
+
+#: rows (physical) an update reads per scan: the fragments' rows it rewrites are held in memory at most this many
+SCAN_ROWS = 1 << 20
+
+
+def row_groups(frags: list[Fragment], rows: int) -> Iterator[list[Fragment]]:
+    """``frags`` in order, cut into runs of at most ``rows`` physical rows (a bigger fragment alone)."""
+    group: list[Fragment] = []
+    n = 0
+    for f in frags:
+        k = f.physical_rows
+        if group and n + k > rows:
+            yield group
+            group, n = [], 0
+        group.append(f)
+        n += k
+    if group:
+        yield group
 
 
 #: fragments an operation reads side by side (its reads and Arrow's kernels release the interpreter lock)
@@ -242,8 +274,10 @@ class Deletions:
         positions = np.asarray(positions, dtype=np.int64)
         if not len(old) and (len(positions) < 2 or bool((positions[1:] > positions[:-1]).all())):
             allpos = positions  # the usual case: no deletions yet, positions ascending (no sort needed)
-        else:
-            allpos = np.union1d(old, positions)
+        else:  # (live rows: none deleted already, unless a caller marks a row twice)
+            allpos = np.sort(np.concatenate((old, positions)))
+            if len(allpos) > 1 and not bool((allpos[1:] > allpos[:-1]).all()):
+                allpos = np.unique(allpos)
         self.count += len(allpos) - len(old)
         if len(allpos) == len(old):
             return
@@ -252,7 +286,7 @@ class Deletions:
             return
         ftype, data = serialize_deletions(allpos)
         d = new_deletion_file(ftype, self.ds.version, len(allpos))
-        self.ds.store.put(deletion_path(frag.fragment_id, d), data)
+        self.ds.store.put_new(deletion_path(frag.fragment_id, d), data)  # (a new name: no temporary file)
         nf = table_pb2.DataFragment()
         nf.CopyFrom(frag.data_fragment)
         nf.deletion_file.CopyFrom(d)
@@ -260,6 +294,10 @@ class Deletions:
 
 
 # -- new rows of an operation ----------------------------------------------------------------
+
+
+#: rows of small tables ``NewRows`` joins before writing them (one write and one conversion, not one per fragment)
+COALESCE_ROWS = 1 << 16
 
 
 class NewRows:
@@ -301,9 +339,18 @@ class NewRows:
         schema = ds.schema
 
         def gen() -> Iterator[pa.RecordBatch]:
+            held: list[pa.Table] = []  # small tables of one schema (a fragment's rows each) written together
+            n = 0
             for t in batches:
-                if t.num_rows:
-                    yield from self.conform(t).combine_chunks().to_batches()
+                if not t.num_rows:
+                    continue
+                if held and (n >= COALESCE_ROWS or not t.schema.equals(held[0].schema)):
+                    yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
+                    held, n = [], 0
+                held.append(t)
+                n += t.num_rows
+            if held:
+                yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
 
         frags = write_fragments(
             gen(),
@@ -468,13 +515,39 @@ def update(
                 return pos, None
             t = f.take_physical(list(cur.schema.names), pos)
             t = blob_write.with_values(f, t)  # blobs: their values, not their descriptions
+            return pos, with_changes(t)
+
+        def scanned() -> Iterator[pa.Table]:
+            """The matching rows, changed, read by one scan per group of fragments (``SCAN_ROWS`` rows)."""
+            frags = cur.get_fragments()
+            by_id = {f.fragment_id: f for f in frags}
+            names = list(cur.schema.names)
+            for group in row_groups(frags, SCAN_ROWS):
+                t = matching_rows(cur, cond, names, group)
+                if not t.num_rows:
+                    continue
+                addr = t.column("_rowaddr").to_numpy().astype(np.uint64, copy=False)
+                t = t.drop_columns(["_rowaddr"])
+                if len(addr) > 1 and not bool((addr[1:] > addr[:-1]).all()):
+                    order = np.argsort(addr, kind="stable")
+                    addr, t = addr[order], t.take(pa.array(order))
+                t = with_changes(t)  # (bad values refused before any deletion file is written)
+                for fid, pos in by_fragment(addr):
+                    rows.keep_ids(by_id[fid], pos)
+                    dels.mark(by_id[fid], pos)
+                yield t
+
+        def with_changes(t: pa.Table) -> pa.Table:
             new = evaluate(t, exprs)
             for name in exprs:
                 i = t.column_names.index(name)
                 t = t.set_column(i, cur.schema.field(name), cast_to(new.column(name), cur.schema.field(name), name))
-            return pos, t
+            return t
 
         def batches() -> Iterator[pa.Table]:
+            if not any(holds_blob(f, is_blob_field) for f in cur.schema):
+                yield from scanned()
+                return
             if cond is None:
                 matched = [(f, matching_positions(f, None)) for f in cur.get_fragments()]
             else:

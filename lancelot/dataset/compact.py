@@ -170,9 +170,13 @@ def carry_deletions(
     offset = 0
     for o in old:
         cur = now[int(o.id)]
+        same = cur.deletion_file == o.deletion_file
+        if same and (not o.HasField("deletion_file") or o.deletion_file.num_deleted_rows):
+            offset += int(o.physical_rows) - int(o.deletion_file.num_deleted_rows)  # (no deletion file read)
+            continue
         before = _deleted(store, o, where)
         live = np.setdiff1d(np.arange(int(o.physical_rows), dtype=np.int64), before)
-        if cur.deletion_file != o.deletion_file:
+        if not same:
             after = _deleted(store, cur, where)
             if not o.physical_rows or len(np.setdiff1d(before, after)):
                 raise RetryableCommitConflictError(f"{where}: fragment {o.id}'s deletions changed unexpectedly")

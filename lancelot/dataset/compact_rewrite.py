@@ -1,14 +1,15 @@
 """A compaction group rewritten: the live rows of adjacent fragments, in order, written into new fragments (ids
 unassigned), stable row ids carried over (table format, "Transaction types": Rewrite).
 
-How the rows are cut into fragments follows pylance 14.  Re-encoding makes ``k = max(1, rows // target)`` fragments,
-their sizes differing by one at most (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536; 34
-with a target of 8, four of 9, 9, 8, 8); each is written from the fragments' batches of ``batch_size`` rows (batches
-never span two fragments) and closes early once its bytes written reach ``max_bytes_per_file``.  Binary copy (the
+How the rows are cut into fragments follows pylance 14. Re-encoding makes ``k = max(1, rows // target)`` fragments,
+their sizes differing by one at most (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536; 34 with
+a target of 8, four of 9, 9, 8, 8); given ``batch_size`` or ``max_bytes_per_file``, each is written from the fragments'
+batches of ``batch_size`` rows (batches never span two fragments) and closes early once its bytes written reach
+``max_bytes_per_file``; else from one scan per group of small fragments (``changes.SCAN_ROWS`` rows). Binary copy (the
 ``try_binary_copy`` / ``force_binary_copy`` modes) takes whole fragments into a new one until it holds the largest of
 those sizes, ``max_bytes_per_file`` ignored; it is for fragments of one data file holding the schema's fields in the
 output version, without deletions or blob columns (else ``try`` re-encodes and ``force`` is pylance's "Not supported"
-OSError).  lancelot writes the rows of either mode through its writer: the fragments and rows are pylance's, the pages
+OSError). lancelot writes the rows of either mode through its writer: the fragments and rows are pylance's, the pages
 within the files are lancelot's."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pyarrow as pa
 
 from lancelot.dataset import blob_write
 from lancelot.dataset.blob import holds_blob, is_blob_field
+from lancelot.dataset.changes import SCAN_ROWS, row_groups
 from lancelot.dataset.compact_options import CompactionNotSupportedError, Options
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
@@ -51,8 +53,12 @@ def rewrite_group(
     scan = {"batch_size": opts.batch_size} if opts.batch_size else {}
 
     def rows() -> Iterator[pa.RecordBatch]:
-        for f in group:
-            yield from blob_write.with_bytes(f, f.to_batches(**scan))  # blobs: their values (dataset/blob_write.py)
+        if scan or opts.max_bytes_per_file is not None or any(holds_blob(f, is_blob_field) for f in ds.schema):
+            for f in group:  # batches cut as pylance's (a file's bytes are checked per batch)
+                yield from blob_write.with_bytes(f, f.to_batches(**scan))  # blobs: their values (dataset/blob_write.py)
+            return
+        for chunk in row_groups(group, SCAN_ROWS):  # one scan per group of small fragments, not one per fragment
+            yield from ds.scanner(fragments=chunk, scan_in_order=True).to_table().combine_chunks().to_batches()
 
     sizes = _binary_copy_sizes(group, target_rows_per_fragment, data_version, opts, where)
     max_bytes = opts.max_bytes_per_file

@@ -29,13 +29,15 @@ from lancelot.dataset.changes import (
     as_filter,
     commit_change,
     file_version,
-    matching_positions,
+    matched_positions,
     retrying,
     update_transaction,
 )
 from lancelot.dataset.merge_join import POS as _POS
 from lancelot.dataset.merge_join import KeyJoin
 from lancelot.errors import LanceError, LanceValueError
+
+_NONE = np.empty(0, np.int64)
 
 if TYPE_CHECKING:
     from lancelot.dataset.changes import Committed
@@ -392,6 +394,8 @@ class MergeInsertBuilder:
         n_deleted_matched = n_deleted_by_source = 0
 
         frags = cur.get_fragments()
+        # the live rows the by-source condition holds for: one scan, not a read per fragment
+        hits = dict((f.fragment_id, p) for f, p in matched_positions(cur, by_source)) if by_source is not None else None
         for f, (live, pos, srow) in zip(frags, KeyJoin(src, on).matches(frags)):
             if not len(live):
                 continue
@@ -417,12 +421,12 @@ class MergeInsertBuilder:
                 gone = pos
                 n_deleted_matched += len(pos)
             if self._by_source:
-                unmatched = np.setdiff1d(live, joined)
-                if by_source is not None and len(unmatched):
-                    hit = matching_positions(f, by_source)
-                    unmatched = np.intersect1d(unmatched, hit)
+                keep = np.zeros(f.physical_rows, dtype=bool)
+                keep[live if hits is None else hits.get(f.fragment_id, _NONE)] = True
+                keep[joined] = False
+                unmatched = np.flatnonzero(keep)
                 n_deleted_by_source += len(unmatched)
-                gone = np.union1d(gone, unmatched)
+                gone = np.concatenate((gone, unmatched))  # (disjoint: ``mark`` sorts them)
             dels.mark(f, gone)
         inserted = np.empty(0, np.int64)
         if self._insert:

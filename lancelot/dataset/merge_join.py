@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import fragment_map, matching_positions
+from lancelot.dataset.changes import SCAN_ROWS, by_fragment, fragment_map, matching_positions, matching_rows, row_groups
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -38,8 +38,33 @@ class KeyJoin:
 
     def matches(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per fragment, in order: (live positions, matched positions, their source rows), the matched pairs in no
-        particular order (int64 arrays); fragments side by side."""
-        return fragment_map(self._match, frags)
+        particular order (int64 arrays); a large fragment alone (fragments side by side), small ones joined by
+        groups of ``SCAN_ROWS`` rows (one scan of their keys and one join per group, not one per fragment)."""
+        groups = list(row_groups(frags, SCAN_ROWS))
+        if all(len(g) == 1 for g in groups):
+            yield from fragment_map(self._match, frags)
+            return
+        for g in groups:
+            yield from (self._match(g[0]),) if len(g) == 1 else self._match_group(g)
+
+    def _match_group(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        ds = frags[0].dataset
+        tk = matching_rows(ds, None, self.on, frags)
+        addr = tk.column("_rowaddr").to_numpy().astype(np.uint64, copy=False)
+        tk = tk.select(self.on)
+        live = dict(by_fragment(np.sort(addr)))
+        if self._table is not None:  # the candidates only
+            cand = np.flatnonzero(self._candidates(tk.column(0)))
+            tk, addr = tk.take(pa.array(cand)), addr[cand]
+        pos, srow = self._join(tk.append_column(POS, pa.array(addr.astype(np.int64))), self.keys)
+        order = np.argsort(pos, kind="stable")
+        pos, srow = pos[order].astype(np.uint64), srow[order]
+        ids = (pos >> np.uint64(32)).astype(np.int64)
+        for f in frags:
+            fid = f.fragment_id
+            lo, hi = np.searchsorted(ids, [fid, fid + 1])
+            p = (pos[lo:hi] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            yield live.get(fid, _EMPTY), p, srow[lo:hi]
 
     def _match(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         live = matching_positions(f, None)

@@ -105,12 +105,23 @@ def _check_same_fragments(base: ManifestFile, read_ids: set[int], uri: str, what
 def _set_schema(m: table_pb2.Manifest, fields: list[file_pb2.Field], metadata: dict[str, bytes] | None) -> None:
     """The new schema; data files left holding no field of it leave their fragments (as pylance
     prunes them: its validate() refuses a data file sharing no field with the schema)."""
+    ids = {int(f.id) for f in fields}
+    gone = any(int(f.id) not in ids for f in m.fields)
     del m.fields[:]
     m.fields.extend(fields)
-    ids = {int(f.id) for f in fields}
-    for frag in m.fragments:
-        keep = [d for d in frag.files if any(int(x) in ids for x in d.fields)]
-        if len(keep) != len(frag.files) and keep:
+    live: dict[tuple[int, ...], bool] = {}  # a data file's field ids -> whether it holds a field of the schema
+    for frag in m.fragments if gone else ():  # (no field removed: every file keeps the fields it had)
+        files = frag.files
+        if len(files) == 1:  # (a fragment's only file stays, whatever it holds)
+            continue
+        keys = [tuple(d.fields) for d in files]
+        for key in keys:
+            if key not in live:
+                live[key] = any(int(x) in ids for x in key)
+        if all(live[key] for key in keys):
+            continue
+        keep = [d for d, key in zip(files, keys, strict=True) if live[key]]
+        if keep:
             del frag.files[:]
             frag.files.extend(keep)
     if metadata is not None:

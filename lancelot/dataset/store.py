@@ -136,14 +136,23 @@ class ObjectStore(StoreWrites, StoreCreate):
         full = self.full_path(prefix)
         out: list[tuple[str, int, float]] = []
         if self.fs is None:
-            for d, _, names in os.walk(full):
-                for n in names:
-                    p = os.path.join(d, n)
+            top = os.path.relpath(full, self.root).replace(os.sep, "/")  # (once, not per file)
+            dirs = [(full, "" if top == "." else top + "/")]
+            while dirs:  # (os.walk's files: symbolic links to directories listed, not followed)
+                d, rel = dirs.pop()
+                try:
+                    entries = list(os.scandir(d))
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                for e in entries:
                     try:
-                        st = os.stat(p)
+                        if e.is_dir() and not e.is_symlink():
+                            dirs.append((e.path, rel + e.name + "/"))
+                        elif not e.is_dir():
+                            st = e.stat()
+                            out.append((rel + e.name, st.st_size, st.st_mtime))
                     except FileNotFoundError:
                         continue
-                    out.append((os.path.relpath(p, self.root).replace(os.sep, "/"), st.st_size, st.st_mtime))
             return sorted(out)
         found = self._listing(self.fs.find, full) or {}
         for name, info in found.items():
