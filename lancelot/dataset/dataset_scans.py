@@ -64,9 +64,15 @@ class ScansMixin:
             The [`LanceFragment`][lancelot.dataset.fragment.Fragment], or None when this version has no
             fragment of that id.
         """
-        if self._state.fragments is None:  # one Fragment, not one per fragment of the version
-            return next((Fragment(self, f) for f in self.manifest.fragments if f.id == fragment_id), None)
-        return next((f for f in self.fragments if f.fragment_id == fragment_id), None)
+        state = self._state
+        if state.fragment_positions is None:  # built once per version: a loop over fragments stays linear
+            state.fragment_positions = {int(f.id): i for i, f in enumerate(state.manifest.fragments)}
+        pos = state.fragment_positions.get(fragment_id)
+        if pos is None:
+            return None
+        if state.fragments is None:  # one Fragment, not one per fragment of the version
+            return Fragment(self, state.manifest.fragments[pos])
+        return state.fragments[pos]
 
     def count_rows(self: LanceDataset, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
         """The number of live (not deleted) rows, or of those matching ``filter``.

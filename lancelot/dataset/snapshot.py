@@ -39,6 +39,8 @@ class Snapshot:
     schema: pa.Schema | None = None
     live_rows: int | None = None
     bases: dict[int, ObjectStore] = field(default_factory=dict)
+    #: each fragment id's position in the manifest (``get_fragment``: one lookup, not a search per call)
+    fragment_positions: dict[int, int] | None = None
     #: what is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)
     file_shapes: IdentityMemo = field(default_factory=lambda: IdentityMemo(512))
 
