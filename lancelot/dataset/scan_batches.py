@@ -209,11 +209,21 @@ def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, in
     """The rows of ``t`` after ``skip`` rows, at most ``left`` of them; the offset and limit left."""
     if skip:
         cut = min(skip, t.num_rows)
-        t, skip = t.slice(cut), skip - cut
+        t, skip = slice_rows(t, cut), skip - cut
     if left is not None:
-        t = t.slice(0, left)
+        t = slice_rows(t, 0, left)
         left -= t.num_rows
     return t, skip, left
+
+
+def slice_rows(t: pa.Table, offset: int, length: int | None = None) -> pa.Table:
+    """``t.slice(offset, length)``, clamped to the rows ``t`` has even when it has no columns (pyarrow's slice
+    of a table without columns keeps ``length`` rows, or all of them, past its end)."""
+    end = t.num_rows if length is None else min(t.num_rows, offset + length)
+    offset = min(offset, t.num_rows)
+    if t.num_columns:
+        return t.slice(offset, end - offset)
+    return pa.table({"_": pa.nulls(max(0, end - offset))}).drop_columns(["_"])
 
 
 def _whole(

@@ -160,8 +160,10 @@ class LanceScanner:
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
         self._binary = wants_binary(o("blob_handling"))
-        proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
-        self._drop_addr = self._binary and not o("with_row_address")
+        proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address"), where)
+        self._drop_addr = self._binary and ROW_ADDR not in proj.names
+        if self._drop_addr:
+            proj = replace(proj, names=[*proj.names, ROW_ADDR], rows=proj.rows | {ROW_ADDR}, added=proj.added + 1)
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
         self._no_column = bool(proj.exprs) and not (proj.reads or proj.rows or proj.fields)
         if self.include_deleted_rows and ROW_ID not in proj.rows:
@@ -292,8 +294,7 @@ class LanceScanner:
             )
             idx = idx.take(order)
         out = take_table(out, idx) if out.num_columns else out
-        out = out.slice(self.offset)
-        return out if self.limit is None else out.slice(0, self.limit)
+        return scan_batches.slice_rows(out, self.offset, self.limit)
 
     def to_table(self) -> pa.Table:
         """The whole result as one table, rows in fragment order (sorted by ``order_by``, or nearest first
