@@ -61,8 +61,13 @@ def _not(t: Translator, node: exp.Expr) -> Val:
 
 
 def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
-    x = t.value(node.this)
     what = node.expression
+    inner = _unparen(node.this)
+    if isinstance(what, exp.Null) and isinstance(inner, exp.Anonymous) and inner.name.lower() == "regexp_match":
+        t.boolean.add(id(inner))  # its list of matches is null exactly where it does not match (or the text is null)
+        matches = t.value(inner)
+        return matches if negated else t.call("invert", [matches], node)
+    x = t.value(node.this)
     if isinstance(what, exp.Null):
         from lancelot.sql.nullability import nullable
 
