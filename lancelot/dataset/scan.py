@@ -188,4 +188,11 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
         )
         return plan.to_table(use_threads=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        from lancelot.sql import short_circuit
+
+        if isinstance(e, pa.ArrowInvalid) and short_circuit.known(filter):  # DataFusion may skip the failing rows
+            try:
+                return table.filter(short_circuit.mask(table, filter))
+            except pa.ArrowInvalid:
+                pass
         raise SqlError(f"{where}: cannot apply the filter {filter}: {e}") from None

@@ -36,7 +36,12 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
 
         open_rows = t.call("coalesce", [a if absorbing is False else t.call("invert", [a], node), _TRUE], node)
         b = Val(pc.Expression._call(failing(_failure(b), pa.bool_()), [open_rows.expr]), pa.bool_())
-    return t.call(fn, [a, b], node)
+    out = t.call(fn, [a, b], node)
+    if out.const is None:  # (a filter failing on rows DataFusion's short-circuit skips is run again so)
+        from lancelot.sql.short_circuit import remember
+
+        remember(out.expr, fn == "and_kleene", a.expr, b.expr)
+    return out
 
 
 _TRUE = _const(pa.scalar(True))

@@ -289,3 +289,25 @@ def test_timestamp_literal_finer_than_its_column(tmp_path, sql):
     want = rows(lance.dataset(p), "us")
     assert rows(lancelot.dataset(p), "s") == want
     assert rows(lance.dataset(p), "s") != want  # (pylance's bug: when it is fixed, this line can go)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "x <> 0 AND y / x > 1",  # fragment 0: 1 row in 10 kept (DataFusion divides that row only); 1: 4 in 10 (fails)
+        "x < 0 AND y / x > 1",  # no row kept: the division never runs
+        "x >= 0 OR y / x > 1",  # every row kept: never runs
+        "x = 0 OR y / x > 1",  # fails
+        "(n < 10 AND x <> 0) AND y / x > 0",  # 1 row in 10, then none: runs on one row only
+        "n >= 10 AND y % x = 0",
+    ],
+)
+def test_and_or_short_circuit_as_datafusion(tmp_path, sql):
+    """A guarded division fails or not as in pylance: DataFusion runs the right side of ``a AND b`` on no row when
+    ``a`` keeps none in a batch, on the rows it keeps when it keeps at most a fifth of them (no NULL), else on all
+    (``OR``: none when ``a`` keeps every row); pyarrow runs both sides on every row (was: always an error)."""
+    p = str(tmp_path / "ds")
+    x = [0] * 9 + [5] + [0, 1, 2, 5, 0, 3, 0, 0, 0, 0]
+    t = pa.table({"n": range(20), "x": pa.array(x, pa.int32()), "y": pa.array([10] * 20, pa.int32())})
+    lance.write_dataset(t, p, max_rows_per_file=10)
+    check((lance.dataset(p), lancelot.dataset(p)), sql)
