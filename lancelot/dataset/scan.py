@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.memo import IdentityMemo
-from lancelot.dataset.row_id_columns import ROW_COLUMNS
+from lancelot.dataset.row_id_columns import ROW_COLUMNS, ROW_OFFSET
 from lancelot.sql import SqlError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
@@ -57,9 +57,9 @@ def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expressi
 
 def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
     """A scan's filter as an Expression: SQL text is parsed against ``schema`` and the row-id
-    columns, which filters may name as pylance's do."""
+    columns, which filters may name as pylance's do (``_rowid``, ``_rowaddr``; not ``_rowoffset``)."""
     if isinstance(filter, str):
-        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names and c != ROW_OFFSET]
         schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
     return check_filter(filter, schema)
 

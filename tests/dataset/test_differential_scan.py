@@ -95,6 +95,7 @@ FILTERS = [
     "_rowid > 3",
     "_rowaddr >= 4294967296",
     "_rowid % 2 = 0 OR id < 3",
+    "_rowoffset > 3",  # (pylance refuses it in a filter, as lancelot now does)
 ]
 
 
