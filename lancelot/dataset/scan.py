@@ -101,6 +101,13 @@ def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:
     return [n for n in names if n in used]
 
 
+def filter_paths(filter: pc.Expression) -> list[tuple[str, ...]] | None:
+    """The field paths the expression references (``("st", "p")`` for ``st.p``), None if its tree cannot be
+    walked."""
+    paths, tree = _analyse(filter)
+    return None if tree is None else paths
+
+
 def _value(node: Node) -> Any:
     if not isinstance(node, Literal) or not node.value.is_valid:
         return None

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
-from lancelot.dataset.scan import apply_filter, filter_columns
+from lancelot.dataset.scan import apply_filter, filter_columns, filter_paths
 from lancelot.dataset.scan_projection import with_row_columns
 
 if TYPE_CHECKING:
@@ -86,25 +86,50 @@ def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBa
 def late(scan: LanceScanner) -> bool:
     """Whether pylance reads some projected columns after the filter, taking them by row id (late
     materialisation): those named by ``late_materialization`` (True: all, False: none); by default
-    columns not in the filter whose values (structs aside) have no fixed width, or one of 10 bytes
-    or more (1000 over an object store)."""
+    when a projected leaf field (a struct's child, a column) the filter does not name has no fixed
+    width, or one of 10 bytes or more (1000 over an object store), or is a boolean."""
     ds, filt, choice = scan.state.ds, scan.filter, scan.late_materialization
     if filt is None or choice is False:
         return False
     used = set(filter_columns(filt, list(ds.schema.names)))
+    paths = filter_paths(filt)
     limit = 10 if ds.store.is_local else 1000
     for c in scan.state.proj.reads:
-        t = ds.schema.field(c).type
-        if c in used:
+        if choice is not None:  # (True or a list of names: whole columns, the filter's aside)
+            if c not in used and (choice is True or c in choice):
+                return True
             continue
-        if choice is True or (choice is not None and c in choice):
-            return True
-        if choice is not None or pa.types.is_struct(t):
-            continue
-        width = _byte_width(t)
-        if pa.types.is_boolean(t) or width is None or width >= limit:
-            return True
+        for path, t in _leaves(scan, c):
+            named = c in used if paths is None else any(p[: len(path)] == path for p in paths)  # (st IS NULL: not q)
+            width = _byte_width(t)
+            if not named and (pa.types.is_boolean(t) or width is None or width >= limit):
+                return True
     return False
+
+
+def _leaves(scan: LanceScanner, column: str) -> Iterator[tuple[tuple[str, ...], pa.DataType]]:
+    """(path, type) of the leaf fields of ``column`` the scan projects: the children of the struct paths asked
+    (``st.q``), else of the whole column."""
+    field = scan.state.ds.schema.field(column)
+    asked = [tuple(n.split(".")) for n in scan.state.proj.names if n.startswith(column + ".")]
+    whole = column in scan.state.proj.names or column in scan.state.proj.fields
+    roots: list[tuple[tuple[str, ...], pa.DataType]] = []
+    for path in [] if whole else asked:
+        t: pa.DataType | None = field.type
+        for part in path[1:]:
+            i = t.get_field_index(part) if t is not None and pa.types.is_struct(t) else -1
+            t = t.field(i).type if t is not None and i >= 0 else None
+        if t is None:  # (not a path into the column: an expression's name)
+            roots = []
+            break
+        roots.append((path, t))
+    stack = roots or [((column,), field.type)]
+    while stack:
+        path, t = stack.pop()
+        if pa.types.is_struct(t) and t.num_fields:
+            stack.extend(((*path, t.field(i).name), t.field(i).type) for i in range(t.num_fields))
+        else:
+            yield path, t
 
 
 def _byte_width(t: pa.DataType) -> int | None:
