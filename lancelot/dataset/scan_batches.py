@@ -62,7 +62,22 @@ def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
 def _joined(held: list[pa.Table]) -> Iterator[pa.RecordBatch]:
     """The tables ``held`` as one batch (none if there are none, or no columns)."""
     if held and held[0].num_columns:
-        yield (pa.concat_tables(held) if len(held) > 1 else held[0]).combine_chunks().to_batches()[0]
+        yield _combined(pa.concat_tables(held) if len(held) > 1 else held[0]).to_batches()[0]
+
+
+def _combined(t: pa.Table) -> pa.Table:
+    """``t`` in one chunk; dictionaries whose values hold a null (2.0 files: one per fragment), which pyarrow cannot
+    unify, encoded anew from their values."""
+    try:
+        return t.combine_chunks()
+    except pa.ArrowInvalid:
+        cols = []
+        for f, col in zip(t.schema, t.columns, strict=True):
+            if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
+                values = col.cast(f.type.value_type).combine_chunks()
+                col = pa.chunked_array([pc.dictionary_encode(values).cast(f.type)])
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=t.schema).combine_chunks()
 
 
 def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
@@ -75,12 +90,12 @@ def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBa
         n += b.num_rows
         if n < size:
             continue
-        t = pa.Table.from_batches(held).combine_chunks()
+        t = _combined(pa.Table.from_batches(held))
         full = n - n % size
         yield from t.slice(0, full).to_batches(max_chunksize=size)
         held, n = ([t.slice(full).to_batches()[0]], n - full) if n > full else ([], 0)
     if n:
-        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+        yield _combined(pa.Table.from_batches(held)).to_batches()[0]
 
 
 def late(scan: LanceScanner) -> bool:
@@ -133,7 +148,9 @@ def _leaves(scan: LanceScanner, column: str) -> Iterator[tuple[tuple[str, ...], 
 
 
 def _byte_width(t: pa.DataType) -> int | None:
-    """Bytes per value of a fixed-width type (None: variable width, nested)."""
+    """Bytes per value of a fixed-width type (None: variable width, nested; a dictionary's are its values')."""
+    if pa.types.is_dictionary(t):
+        return _byte_width(t.value_type)
     try:
         return int(t.byte_width)
     except ValueError:
