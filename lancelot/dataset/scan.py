@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.memo import IdentityMemo
-from lancelot.dataset.row_id_columns import ROW_COLUMNS
+from lancelot.dataset.row_id_columns import ROW_COLUMNS, ROW_OFFSET
 from lancelot.sql import SqlError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
@@ -57,9 +57,9 @@ def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expressi
 
 def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
     """A scan's filter as an Expression: SQL text is parsed against ``schema`` and the row-id
-    columns, which filters may name as pylance's do."""
+    columns, which filters may name as pylance's do (``_rowid``, ``_rowaddr``; not ``_rowoffset``)."""
     if isinstance(filter, str):
-        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names and c != ROW_OFFSET]
         schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
     return check_filter(filter, schema)
 
@@ -99,6 +99,13 @@ def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:
         ]
     used = {p[0] for p in paths}
     return [n for n in names if n in used]
+
+
+def filter_paths(filter: pc.Expression) -> list[tuple[str, ...]] | None:
+    """The field paths the expression references (``("st", "p")`` for ``st.p``), None if its tree cannot be
+    walked."""
+    paths, tree = _analyse(filter)
+    return None if tree is None else paths
 
 
 def _value(node: Node) -> Any:
@@ -188,4 +195,11 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
         )
         return plan.to_table(use_threads=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        from lancelot.sql import short_circuit
+
+        if isinstance(e, pa.ArrowInvalid) and short_circuit.known(filter):  # DataFusion may skip the failing rows
+            try:
+                return table.filter(short_circuit.mask(table, filter))
+            except pa.ArrowInvalid:
+                pass
         raise SqlError(f"{where}: cannot apply the filter {filter}: {e}") from None

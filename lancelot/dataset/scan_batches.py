@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
-from lancelot.dataset.scan import apply_filter, filter_columns
+from lancelot.dataset.scan import apply_filter, filter_columns, filter_paths
 from lancelot.dataset.scan_projection import with_row_columns
 
 if TYPE_CHECKING:
@@ -62,7 +62,22 @@ def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
 def _joined(held: list[pa.Table]) -> Iterator[pa.RecordBatch]:
     """The tables ``held`` as one batch (none if there are none, or no columns)."""
     if held and held[0].num_columns:
-        yield (pa.concat_tables(held) if len(held) > 1 else held[0]).combine_chunks().to_batches()[0]
+        yield _combined(pa.concat_tables(held) if len(held) > 1 else held[0]).to_batches()[0]
+
+
+def _combined(t: pa.Table) -> pa.Table:
+    """``t`` in one chunk; dictionaries whose values hold a null (2.0 files: one per fragment), which pyarrow cannot
+    unify, encoded anew from their values."""
+    try:
+        return t.combine_chunks()
+    except pa.ArrowInvalid:
+        cols = []
+        for f, col in zip(t.schema, t.columns, strict=True):
+            if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
+                values = col.cast(f.type.value_type).combine_chunks()
+                col = pa.chunked_array([pc.dictionary_encode(values).cast(f.type)])
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=t.schema).combine_chunks()
 
 
 def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
@@ -75,40 +90,67 @@ def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBa
         n += b.num_rows
         if n < size:
             continue
-        t = pa.Table.from_batches(held).combine_chunks()
+        t = _combined(pa.Table.from_batches(held))
         full = n - n % size
         yield from t.slice(0, full).to_batches(max_chunksize=size)
         held, n = ([t.slice(full).to_batches()[0]], n - full) if n > full else ([], 0)
     if n:
-        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+        yield _combined(pa.Table.from_batches(held)).to_batches()[0]
 
 
 def late(scan: LanceScanner) -> bool:
     """Whether pylance reads some projected columns after the filter, taking them by row id (late
     materialisation): those named by ``late_materialization`` (True: all, False: none); by default
-    columns not in the filter whose values (structs aside) have no fixed width, or one of 10 bytes
-    or more (1000 over an object store)."""
+    when a projected leaf field (a struct's child, a column) the filter does not name has no fixed
+    width, or one of 10 bytes or more (1000 over an object store), or is a boolean."""
     ds, filt, choice = scan.state.ds, scan.filter, scan.late_materialization
     if filt is None or choice is False:
         return False
     used = set(filter_columns(filt, list(ds.schema.names)))
+    paths = filter_paths(filt)
     limit = 10 if ds.store.is_local else 1000
     for c in scan.state.proj.reads:
-        t = ds.schema.field(c).type
-        if c in used:
+        if choice is not None:  # (True or a list of names: whole columns, the filter's aside)
+            if c not in used and (choice is True or c in choice):
+                return True
             continue
-        if choice is True or (choice is not None and c in choice):
-            return True
-        if choice is not None or pa.types.is_struct(t):
-            continue
-        width = _byte_width(t)
-        if pa.types.is_boolean(t) or width is None or width >= limit:
-            return True
+        for path, t in _leaves(scan, c):
+            named = c in used if paths is None else any(p[: len(path)] == path for p in paths)  # (st IS NULL: not q)
+            width = _byte_width(t)
+            if not named and (pa.types.is_boolean(t) or width is None or width >= limit):
+                return True
     return False
 
 
+def _leaves(scan: LanceScanner, column: str) -> Iterator[tuple[tuple[str, ...], pa.DataType]]:
+    """(path, type) of the leaf fields of ``column`` the scan projects: the children of the struct paths asked
+    (``st.q``), else of the whole column."""
+    field = scan.state.ds.schema.field(column)
+    asked = [tuple(n.split(".")) for n in scan.state.proj.names if n.startswith(column + ".")]
+    whole = column in scan.state.proj.names or column in scan.state.proj.fields
+    roots: list[tuple[tuple[str, ...], pa.DataType]] = []
+    for path in [] if whole else asked:
+        t: pa.DataType | None = field.type
+        for part in path[1:]:
+            i = t.get_field_index(part) if t is not None and pa.types.is_struct(t) else -1
+            t = t.field(i).type if t is not None and i >= 0 else None
+        if t is None:  # (not a path into the column: an expression's name)
+            roots = []
+            break
+        roots.append((path, t))
+    stack = roots or [((column,), field.type)]
+    while stack:
+        path, t = stack.pop()
+        if pa.types.is_struct(t) and t.num_fields:
+            stack.extend(((*path, t.field(i).name), t.field(i).type) for i in range(t.num_fields))
+        else:
+            yield path, t
+
+
 def _byte_width(t: pa.DataType) -> int | None:
-    """Bytes per value of a fixed-width type (None: variable width, nested)."""
+    """Bytes per value of a fixed-width type (None: variable width, nested; a dictionary's are its values')."""
+    if pa.types.is_dictionary(t):
+        return _byte_width(t.value_type)
     try:
         return int(t.byte_width)
     except ValueError:
@@ -209,11 +251,21 @@ def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, in
     """The rows of ``t`` after ``skip`` rows, at most ``left`` of them; the offset and limit left."""
     if skip:
         cut = min(skip, t.num_rows)
-        t, skip = t.slice(cut), skip - cut
+        t, skip = slice_rows(t, cut), skip - cut
     if left is not None:
-        t = t.slice(0, left)
+        t = slice_rows(t, 0, left)
         left -= t.num_rows
     return t, skip, left
+
+
+def slice_rows(t: pa.Table, offset: int, length: int | None = None) -> pa.Table:
+    """``t.slice(offset, length)``, clamped to the rows ``t`` has even when it has no columns (pyarrow's slice
+    of a table without columns keeps ``length`` rows, or all of them, past its end)."""
+    end = t.num_rows if length is None else min(t.num_rows, offset + length)
+    offset = min(offset, t.num_rows)
+    if t.num_columns:
+        return t.slice(offset, end - offset)
+    return pa.table({"_": pa.nulls(max(0, end - offset))}).drop_columns(["_"])
 
 
 def _whole(

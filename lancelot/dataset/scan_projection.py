@@ -1,5 +1,5 @@
 """A scan's projection (pylance's ``columns``): a list of names (nested fields as dotted paths, named as
-written, a name asked twice comes twice) or a dict of output name -> SQL expression, plus the row-id
+written, each at most once) or a dict of output name -> SQL expression, plus the row-id
 columns of the table format ("Row ids": ``_rowid``, ``_rowaddr``, ``_rowoffset``), computed from each
 row's fragment and physical position (row_id_columns.py)."""
 
@@ -120,8 +120,10 @@ def projection(
     with_row_id: bool | None,
     with_row_address: bool | None,
     where: str,
+    unique: bool = True,
 ) -> Projection:
-    """The projection of pylance's ``columns``, ``with_row_id`` and ``with_row_address`` over ``schema``."""
+    """The projection of pylance's ``columns``, ``with_row_id`` and ``with_row_address`` over ``schema``; a name
+    listed twice is an error if ``unique`` (a scan's), else it comes twice (a take's row-id columns)."""
     names: list[str] = []
     exprs: dict[str, pc.Expression] = {}
     fields: dict[str, pa.Field] = {}
@@ -135,6 +137,15 @@ def projection(
 
     if columns is None:
         columns = list(schema.names)
+    # a row-id column asked by its flag comes last (``_rowid`` before ``_rowaddr``), even where ``columns`` names it
+    moved = {col for flag, col in ((with_row_id, ROW_ID), (with_row_address, ROW_ADDR)) if flag}
+    if isinstance(columns, dict):
+        columns = {k: v for k, v in columns.items() if k not in moved}
+    elif not isinstance(columns, str):
+        twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+        if twice is not None and unique:
+            raise LanceValueError(f"{where}: Duplicate column name: {twice}")
+        columns = [c for c in columns if c not in moved]
     if isinstance(columns, dict):
         for name, sql in columns.items():
             if not isinstance(sql, str):
@@ -159,7 +170,7 @@ def projection(
         if isinstance(columns, str):
             raise LanceValueError(f"{where}: columns must be a list of names or a dict, not the string {columns!r}")
         for c in columns:
-            names.append(c)  # a column asked twice comes twice, as in pylance
+            names.append(c)
             if c in ROW_COLUMNS:
                 rows.add(c)
                 continue
@@ -173,8 +184,8 @@ def projection(
             else:
                 exprs[c] = pc.field(*path)
     added = 0
-    for flag, col in ((with_row_id, ROW_ID), (with_row_address, ROW_ADDR)):
-        if flag and col not in names:
+    for col in (ROW_ID, ROW_ADDR):
+        if col in moved:
             names.append(col)
             rows.add(col)
             added += 1

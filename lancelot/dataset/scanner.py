@@ -160,8 +160,10 @@ class LanceScanner:
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
         self._binary = wants_binary(o("blob_handling"))
-        proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
-        self._drop_addr = self._binary and not o("with_row_address")
+        proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address"), where)
+        self._drop_addr = self._binary and ROW_ADDR not in proj.names
+        if self._drop_addr:
+            proj = replace(proj, names=[*proj.names, ROW_ADDR], rows=proj.rows | {ROW_ADDR}, added=proj.added + 1)
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
         self._no_column = bool(proj.exprs) and not (proj.reads or proj.rows or proj.fields)
         if self.include_deleted_rows and ROW_ID not in proj.rows:
@@ -277,7 +279,7 @@ class LanceScanner:
         outs, keys = [], []
         for frag, t in scan_batches.pieces(unlimited, None):
             outs.append(unlimited.state.finish(frag, t, bases))
-            keys.append(t.select([k for k, _, _ in self.order_by]))
+            keys.append(t.select(list(dict.fromkeys(k for k, _, _ in self.order_by))))  # (a key twice: once)
         if not outs:
             return self.projected_schema.empty_table()
         out = pa.concat_tables(outs) if outs[0].num_columns else _rows_only(outs)
@@ -285,6 +287,8 @@ class LanceScanner:
         for i, f in enumerate(key.schema):  # unlike dictionaries (2.0 files, one per fragment): sort by the values
             if pa.types.is_dictionary(f.type):
                 key = key.set_column(i, f.name, key.column(i).cast(f.type.value_type))
+            if pa.types.is_floating(key.schema.field(i).type):
+                key = key.set_column(i, f.name, _total_order(key.column(i)))
         idx = pa.array(np.arange(key.num_rows, dtype=np.int64))
         for name, ascending, nulls_first in reversed(self.order_by):  # stable passes, last key first
             col = key.column(name).take(idx)
@@ -295,8 +299,7 @@ class LanceScanner:
             )
             idx = idx.take(order)
         out = take_table(out, idx) if out.num_columns else out
-        out = out.slice(self.offset)
-        return out if self.limit is None else out.slice(0, self.limit)
+        return scan_batches.slice_rows(out, self.offset, self.limit)
 
     def to_table(self) -> pa.Table:
         """The whole result as one table, rows in fragment order (sorted by ``order_by``, or nearest first
@@ -472,6 +475,15 @@ class LanceScanner:
             The plan, one step per line.
         """
         return self.explain_plan(verbose=True)
+
+
+def _total_order(col: pa.ChunkedArray) -> pa.Array:
+    """Floats as integers in IEEE total order, as DataFusion sorts them (-NaN < -inf < ... < -0.0 < 0.0 < ... < inf <
+    NaN; Arrow's sort puts every NaN with the nulls and -0.0 with 0.0), nulls kept."""
+    arr = col.combine_chunks().cast(pa.float64())
+    bits = np.asarray(arr.fill_null(0.0).to_numpy(zero_copy_only=False), np.float64).view(np.int64)
+    ordered = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+    return pa.array(ordered, pa.int64(), mask=arr.is_null().to_numpy(zero_copy_only=False))
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:

@@ -14,6 +14,7 @@ Every take walks the same three steps:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset import take_read
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
+from lancelot.dataset.row_id_columns import ROW_COLUMNS
 from lancelot.dataset.row_selection import Rows, addresses_of, as_integers, by_address, by_index, side_by_side
 from lancelot.dataset.scan_projection import projection
 from lancelot.errors import LanceValueError
@@ -45,8 +47,70 @@ def read(
 
     if scan is not None:
         return take_read.read(ds, rows, scan.state.proj, lambda: scan)
-    proj = projection(ds.schema, columns, None, None, _where(ds))
-    return take_read.read(ds, rows, proj, lambda: LanceScanner(ds, columns))
+    if isinstance(columns, list | tuple):
+        projection(ds.schema, columns, None, None, _where(ds), unique=False)  # (checks the names)
+        outs = _merged_paths(columns)
+        if [n for n, _ in outs] != list(columns):
+            t = read(ds, rows, list(dict.fromkeys(n for n, _ in outs)))
+            fields = [t.schema.field(n).with_type(_pruned_type(t.schema.field(n).type, k)) for n, k in outs]
+            arrays = [_pruned(t.column(n), k) for n, k in outs]
+            return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=t.schema.metadata))
+    proj = projection(ds.schema, columns, None, None, _where(ds), unique=False)
+
+    def scanner() -> LanceScanner:  # (its projection: the take's, where a row-id column may come twice)
+        scan = LanceScanner(ds, list(dict.fromkeys(columns)) if isinstance(columns, list | tuple) else columns)
+        scan.state = replace(scan.state, proj=proj)
+        return scan
+
+    return take_read.read(ds, rows, proj, scanner)
+
+
+#: which children of a struct a take keeps: all (None), or some by name, each with what it keeps of itself
+Kept = dict[str, "Kept | None"]
+
+
+def _merged_paths(columns: Sequence[str]) -> list[tuple[str, Kept | None]]:
+    """pylance's take projection of a list of names (its schema projection): the dataset columns in the order first
+    named, each once, with the struct children its dotted paths name (``["st.q", "id", "st.p"]`` gives ``st`` with
+    ``p`` and ``q``, then ``id``; a whole column named wins over paths into it); a row-id column wherever named, as
+    often as named."""
+    tops: Kept = {}
+    order: list[str] = []
+    for c in columns:
+        if c in ROW_COLUMNS:
+            order.append(c)
+            continue
+        parts = c.split(".") if c not in tops and "." in c else [c]
+        if parts[0] not in order:
+            order.append(parts[0])
+        node = tops
+        for p in parts[:-1]:
+            if p in node and node[p] is None:
+                break
+            node = node.setdefault(p, {})  # type: ignore[assignment]
+        else:
+            node[parts[-1]] = None
+    return [(n, tops.get(n)) for n in order]
+
+
+def _pruned(col: pa.ChunkedArray, kept: Kept | None) -> pa.ChunkedArray:
+    """A struct column with only the children ``kept`` (in its own order), its nulls as they were."""
+    if kept is None:
+        return col
+    t = col.type
+    idx = [i for i in range(t.num_fields) if t.field(i).name in kept]
+    chunks = []
+    for c in col.chunks:
+        kids = [_pruned(pa.chunked_array([c.field(i)]), kept[t.field(i).name]).combine_chunks() for i in idx]
+        fields = [t.field(i).with_type(k.type) for i, k in zip(idx, kids)]
+        chunks.append(pa.StructArray.from_arrays(kids, fields=fields, mask=c.is_null() if c.null_count else None))
+    return pa.chunked_array(chunks, _pruned_type(t, kept))
+
+
+def _pruned_type(t: pa.DataType, kept: Kept | None) -> pa.DataType:
+    if kept is None:
+        return t
+    return pa.struct([f.with_type(_pruned_type(f.type, kept[f.name])) for f in t if f.name in kept])
 
 
 def take(

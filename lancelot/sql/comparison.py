@@ -118,12 +118,15 @@ def in_list(t: Translator, node: exp.In) -> Val:
     if not node.expressions:
         raise t.error("IN needs at least one value", node)
     x = t.value(node.this)
+    if len(node.expressions) == 1 and isinstance(unparen(node.expressions[0]), exp.Null):
+        return const_val(_NULL_BOOL)  # DataFusion: ``x IN (NULL)`` is ``x = NULL``, NULL without running x
     if x.const is None and all(is_literal(e) and not isinstance(unparen(e), exp.Array) for e in node.expressions):
         scalars = [t.literal_scalar(e) for e in node.expressions]
         if isinstance(unparen(node.this), exp.Cast | exp.TryCast):  # (only a cast may unwrap: no constants else)
             x = _unwrapped(t, node.this, [const_val(s) for s in scalars if s.is_valid], nulls=True) or x
         return _in_set(t, node, x, scalars)
     items = [t.value(e) for e in node.expressions]
+    x, items = _in_common(t, node, x, items, _list_common(t, node, x.type, [i.type for i in items]))
     out: Val | None = None
     for i in items:
         eq = compare(t, "equal", x, i, node)
@@ -132,24 +135,41 @@ def in_list(t: Translator, node: exp.In) -> Val:
     return out
 
 
-def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> Val:
-    common = x.type
-    for item_type in dict.fromkeys(s.type for s in scalars):  # in the list's order, as DataFusion folds them
+def _list_common(t: Translator, node: exp.Expr, x: pa.DataType, items: list[pa.DataType]) -> pa.DataType:
+    """The type DataFusion compares ``x IN (items)`` in: the common type of ``x`` and each item in turn."""
+    common = x
+    for item_type in dict.fromkeys(items):  # in the list's order, as DataFusion folds them
         c = comparison_common(common, item_type)
         if c is None:
-            raise t.error(f"cannot compare {x.type} with {item_type} in IN", node)
+            raise t.error(f"cannot compare {x} with {item_type} in IN", node)
         common = c
+    return common
+
+
+def _in_common(t: Translator, node: exp.Expr, x: Val, items: list[Val], common: pa.DataType) -> tuple[Val, list[Val]]:
+    """``x`` and ``items`` cast to ``common`` where one of them meets ``x`` in another type alone (``n + 1 IN
+    (1.5, 'NaN')``: the text is a double, as the list's type says, not an integer, as ``n + 1``'s would)."""
+    if all(comparison_common(x.type, i.type) == common for i in items):
+        return x, items
+    return t.cast(x, common, node), [t.cast(i, common, node) for i in items]
+
+
+def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> Val:
+    common = _list_common(t, node, x.type, [s.type for s in scalars])
+    if pa.types.is_dictionary(common):  # (a list of NULLs only: pyarrow has no empty dictionary value set)
+        common = common.value_type
     x = t.cast(x, common, node)
     values, has_null = [], False
     for s in scalars:
         if not s.is_valid:
             has_null = True
             continue
-        try:
-            unsafe = pa.types.is_integer(s.type) and pa.types.is_floating(common)  # big integers round
-            values.append(pc.cast(s, common, safe=not unsafe).as_py() if s.type != common else s.as_py())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
-            raise t.error(f"cannot cast {s.as_py()!r} to {common}: {e}", node) from None
+        if s.type == common:
+            values.append(s.as_py())
+            continue
+        cast = t.cast(const_val(s), common, node).const  # (as DataFusion casts: a float to a decimal rounds)
+        assert cast is not None
+        values.append(cast.as_py())
     value_set = pa.array(values, common)
     probe = x.expr
     if pa.types.is_floating(common):  # DataFusion: -0 = 0 (adding +0 makes every zero +0)
@@ -209,6 +229,13 @@ def distinct_op(t: Translator, node: exp.Expr) -> Val:
 
 def between_op(t: Translator, node: exp.Expr) -> Val:
     x, lo, hi = t.value(node.this), t.value(node.args["low"]), t.value(node.args["high"])
+    # DataFusion's type of a BETWEEN: the common type of x's with the low bound's and x's with the high one's
+    low, high = comparison_common(x.type, lo.type), comparison_common(x.type, hi.type)
+    common = None if low is None or high is None else comparison_common(low, high)
+    if common is None:
+        raise t.error(f"cannot compare {x.type} with {lo.type} and {hi.type} in BETWEEN", node)
+    if low != high:
+        x, (lo, hi) = _in_common(t, node, x, [lo, hi], common)
     ge = compare(t, "greater_equal", x, lo, node)
     le = compare(t, "less_equal", x, hi, node)
     return t.call("and_kleene", [ge, le], node)

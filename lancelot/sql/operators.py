@@ -36,7 +36,12 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
 
         open_rows = t.call("coalesce", [a if absorbing is False else t.call("invert", [a], node), _TRUE], node)
         b = Val(pc.Expression._call(failing(_failure(b), pa.bool_()), [open_rows.expr]), pa.bool_())
-    return t.call(fn, [a, b], node)
+    out = t.call(fn, [a, b], node)
+    if out.const is None:  # (a filter failing on rows DataFusion's short-circuit skips is run again so)
+        from lancelot.sql.short_circuit import remember
+
+        remember(out.expr, fn == "and_kleene", a.expr, b.expr)
+    return out
 
 
 _TRUE = const_val(pa.scalar(True))
@@ -61,8 +66,13 @@ def _not(t: Translator, node: exp.Expr) -> Val:
 
 
 def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
-    x = t.value(node.this)
     what = node.expression
+    inner = unparen(node.this)
+    if isinstance(what, exp.Null) and isinstance(inner, exp.Anonymous) and inner.name.lower() == "regexp_match":
+        t.boolean.add(id(inner))  # its list of matches is null exactly where it does not match (or the text is null)
+        matches = t.value(inner)
+        return matches if negated else t.call("invert", [matches], node)
+    x = t.value(node.this)
     if isinstance(what, exp.Null):
         from lancelot.sql.nullability import nullable
 

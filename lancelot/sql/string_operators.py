@@ -20,6 +20,8 @@ def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | No
         raise t.error("LIKE does not support an escape character other than the backslash (\\)", escape)
     x = t.value(node.this)
     pattern = t.value(node.expression)
+    if pattern.const is not None and pa.types.is_null(pattern.type):
+        pattern = const_val(pa.scalar(None, pa.utf8()))  # LIKE NULL: unknown
     if pattern.const is None or not is_string_like(pattern.type):
         raise t.error("the pattern of LIKE must be a string literal", node.expression)
     if pa.types.is_dictionary(x.type):

@@ -152,16 +152,15 @@ class Translator:
                     self._hint(left, rt)
 
     def mark_boolean(self, node: exp.Expr) -> None:
-        """regexp_match in a boolean position means "matches" (lance's coerce_filter_type_to_boolean)."""
+        """regexp_match as the filter, or under its AND / OR / NOT, means "matches" (lance's
+        coerce_filter_type_to_boolean); elsewhere (``IS NULL``, a comparison) it is the list of matches."""
         node = unparen(node)
         if isinstance(node, exp.Anonymous) and node.name.lower() == "regexp_match":
             self.boolean.add(id(node))
-        elif isinstance(node, BINARY):
+        elif isinstance(node, exp.And | exp.Or):
             self.mark_boolean(node.this)
             self.mark_boolean(node.expression)
         elif isinstance(node, exp.Not):
-            self.mark_boolean(node.this)
-        elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             self.mark_boolean(node.this)
 
     # -- pass 2: typed expressions -----------------------------------------------------------
@@ -221,6 +220,15 @@ class Translator:
             return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
         if pa.types.is_decimal(t) and is_string_like(v.type):
             return self._text_to_decimal(v, t, node)
+        if pa.types.is_decimal(t) and pa.types.is_floating(v.type):  # arrow-rs: x * 10^scale, rounded
+            from lancelot.sql.udfs import float_decimals, float_to_decimal
+
+            if v.const is not None:
+                try:
+                    return const_val(float_decimals(pa.array([v.const.as_py()], v.type), t)[0])
+                except ValueError as e:
+                    raise self.error(f"cannot cast {v.const.as_py()!r} to {t}: {e}", node) from None
+            return self.call(float_to_decimal(v.type, t), [v], node)
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
         if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:

@@ -476,6 +476,38 @@ def decimal_to_double(t: pa.DataType) -> str:
     return register(f"lancelot_decimal_to_double_{t}", {"x": t}, pa.float64(), impl)
 
 
+def float_decimals(x: pa.Array, t: pa.DataType) -> pa.Array:
+    """Floats as arrow-rs casts them to the decimal ``t``: ``x * 10^scale`` in doubles, rounded half away from
+    zero, as the unscaled integer (Arrow C++ rounds the float's exact value: 99.99 to decimal(30, 15) is
+    99.989999999999995 there, 99.990000000000000 in DataFusion); NaN, an infinity or too many digits fail."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = x.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False) * 10.0**t.scale
+        whole = np.trunc(m)
+        r = whole + np.where(np.abs(m - whole) >= 0.5, np.sign(m), 0.0)
+    valid = x.is_valid().to_numpy(zero_copy_only=False)
+    out: list[decimal.Decimal | None] = []
+    for v, ok, src in zip(r.tolist(), valid.tolist(), x.to_pylist(), strict=True):
+        if not ok:
+            out.append(None)
+            continue
+        if not math.isfinite(v) or abs(int(v)) >= 10**t.precision:
+            raise ValueError(f"Cannot cast to Decimal{t.bit_width}({t.precision}, {t.scale}). Overflowing on {src}")
+        out.append(decimal.Decimal(f"{int(v)}E-{t.scale}"))
+    return pa.array(out, t)
+
+
+def float_to_decimal(src: pa.DataType, t: pa.DataType) -> str:
+    """``float_decimals`` as the function casting ``src`` to ``t``."""
+
+    def impl(x: pa.Array) -> pa.Array:
+        try:
+            return float_decimals(x, t)
+        except ValueError as e:
+            raise pa.ArrowInvalid(str(e)) from None
+
+    return register(f"lancelot_float_to_decimal<{src}|{t}>", {"x": src}, t, impl)
+
+
 def text_decimal(s: str, t: pa.DataType) -> decimal.Decimal:
     """Text as arrow-rs casts it to a decimal: blanks around it ignored, digits with one optional
     point and sign (no exponent), the fraction rounded half away from zero to the scale; no digits at
