@@ -7,7 +7,7 @@ lancelot/sql/parse.py's dialect changed in those ways) and returns its parts wit
 reference normalised (its table qualifier dropped, its name as DataFusion resolves it), ready for
 lancelot/sql's translator.  The subset: one SELECT of the dataset (columns, ``*``, expressions,
 aliases, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT/OFFSET, DISTINCT, the aggregates count / sum / min /
-max / avg); anything else (joins, subqueries, window functions, set operations) is refused.
+max / avg / stddev / var); anything else (joins, subqueries, window functions, set operations) is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import LanceDialect, syntax_error
 
 #: the aggregate functions the subset runs (``mean`` is DataFusion's other name for ``avg``)
-AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "mean"})
+AGGREGATES = frozenset(
+    {"count", "sum", "min", "max", "avg", "mean", "stddev", "stddev_samp", "stddev_pop", "var", "var_samp", "var_pop"}
+)
 #: the parts of a sqlglot Select the subset reads; any other part set is refused
 _READ = frozenset({"expressions", "from_", "where", "group", "having", "order", "limit", "offset", "distinct"})
 #: nodes outside the subset, wherever they occur

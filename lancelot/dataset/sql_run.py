@@ -20,13 +20,31 @@ from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import nullable
 from lancelot.sql.translate import Translator
+from lancelot.sql.values import Val
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 _ROW_COLUMNS = {"_rowid": "with_row_id", "_rowaddr": "with_row_address"}
 #: pyarrow's hash aggregate for each SQL aggregate
-_KERNELS = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "mean": "mean"}
+_KERNELS: dict[str, tuple[str, Any]] = {
+    "sum": ("sum", None),
+    "min": ("min", None),
+    "max": ("max", None),
+    "avg": ("mean", None),
+    "mean": ("mean", None),
+    **{f: ("stddev", pc.VarianceOptions(ddof=1)) for f in ("stddev", "stddev_samp")},
+    "stddev_pop": ("stddev", pc.VarianceOptions(ddof=0)),
+    **{f: ("variance", pc.VarianceOptions(ddof=1)) for f in ("var", "var_samp")},
+    "var_pop": ("variance", pc.VarianceOptions(ddof=0)),
+}
+#: the parent a query's expressions are translated under: lancelot/sql takes an expression inside a function call for
+#: one DataFusion plans (lance's filter planner hands it only function arguments), and DataFusion plans all of a query
+#: (so CASE, SUBSTRING, FLOOR, CAST AS VARCHAR, ... run anywhere in it)
+_TEXT_TYPES = frozenset(
+    {exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR, exp.DataType.Type.TEXT, exp.DataType.Type.NVARCHAR}
+)
+_DATAFUSION = exp.Anonymous(this="datafusion", expressions=[])
 
 
 class _Typed:
@@ -36,13 +54,43 @@ class _Typed:
         self.sql, self.schema = sql, schema
 
     def __call__(self, node: exp.Expr, *, filter: bool = False) -> tuple[pc.Expression, pa.DataType, bool]:
-        t = Translator(self.sql, self.schema, "query")
+        t = _QueryTranslator(self.sql, self.schema, "query")
         if filter:
             t.mark_boolean(node)
-        v = t.value(node)
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        root.parent = _DATAFUSION  # see _DATAFUSION
+        try:
+            v = t.value(node)
+        finally:
+            root.parent = None
         if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
             raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
-        return v.expr, v.type, nullable(t, node)
+        return v.expr, v.type, _nullable(t, node)
+
+
+class _QueryTranslator(Translator):
+    """lancelot/sql's translator with DataFusion's SQL types where its planner's differ from lance's: a cast to text
+    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``."""
+
+    def _value(self, node: exp.Expr) -> Val:
+        v = super()._value(node)
+        if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
+            return self.cast(v, pa.string_view(), node)
+        return v
+
+
+def _nullable(t: Translator, node: exp.Expr) -> bool:
+    """DataFusion's nullability (lancelot/sql/nullability.py), and a CASE's: it may be null when it has no ELSE or a
+    branch may be."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Case):
+        default = node.args.get("default")
+        branches = [w.args["true"] for w in node.args.get("ifs") or []] + [default]
+        return default is None or any(_nullable(t, b) for b in branches)
+    return nullable(t, node)
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
@@ -243,18 +291,19 @@ def _aggregation(
     if fn == "count":
         kernel = "count_distinct" if distinct else "count"
         return col, (col, kernel, pc.CountOptions("only_valid")), pa.field(col, pa.int64(), False)
-    return col, (col, _KERNELS[fn], None), pa.field(col, _result_type(fn, t, q, node), True)
+    kernel, options = _KERNELS[fn]
+    return col, (col, kernel, options), pa.field(col, _result_type(fn, t, q, node), True)
 
 
 def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
-    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits and floats to float64, avg is
-    float64, min and max keep ``t``."""
+    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits and floats to float64, avg,
+    stddev and var are float64, min and max keep ``t``."""
     if fn in ("min", "max"):
         return t
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
     if not numeric:
         raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
-    if fn in ("avg", "mean"):
+    if fn not in ("sum", "min", "max"):  # avg, stddev, var
         return pa.float64()
     if pa.types.is_floating(t):
         return pa.float64()
