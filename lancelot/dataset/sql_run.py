@@ -1,15 +1,17 @@
-"""Running a parsed SELECT (lancelot/dataset/sql_plan.py) over a dataset: the result table of ``LanceDataset.sql``.
+"""Running a parsed SELECT (lancelot/dataset/sql_plan.py) over a dataset: the result of ``LanceDataset.sql``.
 
 The scan does what it can: it reads only the columns the query names, applies WHERE as its filter
-and, for a query without grouping or ordering, LIMIT / OFFSET.  The rest runs on the scanned table
-with pyarrow: expressions (lancelot/sql's translator, typed as DataFusion types them), grouping and
-aggregates (``Table.group_by``), HAVING, DISTINCT, ORDER BY (``sort_by``, nulls placed per key),
-LIMIT / OFFSET.  The output's fields are nullable as DataFusion's are (lancelot/sql/nullability.py).
+and, for a query without grouping, DISTINCT or ordering, LIMIT / OFFSET; such a query streams (each
+scan batch projected as the result is read, so a LIMIT stops the reads).  Any other query runs on
+the scanned table with pyarrow: expressions (lancelot/sql's translator, typed as DataFusion types
+them), grouping and aggregates (``Table.group_by``), HAVING, DISTINCT, ORDER BY (``sort_by``, nulls
+placed per key), LIMIT / OFFSET.  The output's fields are nullable as DataFusion's are
+(lancelot/sql/nullability.py, and CASE's here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -116,9 +118,20 @@ def _columns(trees: list[exp.Expr | None], schema: pa.Schema) -> list[str]:
 
 
 def run_select(
-    ds: LanceDataset, sql: str, table_name: str, *, with_row_id: bool = False, with_row_addr: bool = False
-) -> pa.Table:
-    """The result of the SELECT ``sql`` over ``ds`` (named ``table_name`` in FROM).
+    ds: LanceDataset,
+    sql: str,
+    table_name: str,
+    *,
+    with_row_id: bool = False,
+    with_row_addr: bool = False,
+    batch_size: int | None = None,
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The result of the SELECT ``sql`` over ``ds`` (named ``table_name`` in FROM): its schema, and its batches.
+
+    A query without grouping, DISTINCT or ORDER BY streams: each batch of the scan (with WHERE as its filter and
+    LIMIT / OFFSET as its own, so a LIMIT stops the reads) is projected as the iterator advances.  Any other query
+    is computed in full here.  Errors of planning are raised here, errors of evaluation (``1 / 0`` over a row) may
+    come from the iterator.
 
     Args:
         ds: The dataset (its version).
@@ -126,9 +139,10 @@ def run_select(
         table_name: The table name FROM gives.
         with_row_id: The query may read ``_rowid`` (and ``*`` includes it).
         with_row_addr: The query may read ``_rowaddr`` (and ``*`` includes it).
+        batch_size: The most rows a batch of the scan holds (None: the scan's default).
 
     Returns:
-        The result, one table.
+        The result's schema and an iterator of its batches (some may be empty).
 
     Raises:
         SqlError: A query pylance refuses, or one outside the subset (``UnsupportedQueryError``).
@@ -140,40 +154,76 @@ def run_select(
     grouped = q.is_aggregate()
     plain = not grouped and not q.distinct and not q.order
     if q.qualifier is None:  # SELECT 1: one row, no columns
-        base = pa.table({"_": [None]}).select([])
         if where is not None:
             raise SqlError(f"WHERE needs a table (FROM) in {sql!r}")
+        scanned: Iterator[pa.Table] = iter([pa.table({"_": [None]}).select([])])
     else:
-        trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
-        columns = _columns(trees, schema)
-        options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
-        if where is not None and with_row_id:
-            options["with_row_id"] = True
-        if where is not None and with_row_addr:
-            options["with_row_address"] = True
-        if plain:
-            options.update(limit=q.limit, offset=q.offset or None)
-        scanned = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options).to_table()
-        base = scanned.select(columns)
-    out, fields, hidden = (_aggregate if grouped else _rows)(q, base, typed)
+        scanned = _scan(ds, q, schema, where, plain, batch_size, with_row_id, with_row_addr)
+    if plain:
+        exprs, fields = _outputs(q, typed)
+        out_schema = pa.schema(fields)
+        return out_schema, (b for t in scanned for b in _result(_project(t, exprs), out_schema).to_batches())
+    (base,) = scanned  # one table (see _scan)
+    out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
     if q.distinct:
         if hidden:
             raise SqlError(f"for SELECT DISTINCT, ORDER BY expressions must appear in the select list ({sql!r})")
         out = out.group_by([f.name for f in fields], use_threads=False).aggregate([])
     if q.order:
         out = _sort(out, q, fields)
-    if not plain and (q.limit is not None or q.offset):
+    if q.limit is not None or q.offset:
         out = out.slice(q.offset, q.limit)
-    return pa.Table.from_arrays([out.column(f.name) for f in fields], schema=pa.schema(fields))
+    out_schema = pa.schema(fields)
+    return out_schema, iter(_result(out, out_schema).combine_chunks().to_batches())
 
 
-def _rows(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
-    """The output expressions (and the ORDER BY keys not among them, hidden) over the scanned rows."""
+def _scan(
+    ds: LanceDataset,
+    q: Select,
+    schema: pa.Schema,
+    where: pc.Expression | None,
+    plain: bool,
+    batch_size: int | None,
+    with_row_id: bool,
+    with_row_addr: bool,
+) -> Iterator[pa.Table]:
+    """The scan's batches (as tables of the columns the query names): WHERE is its filter and, for a ``plain``
+    query, LIMIT / OFFSET are its own."""
+    trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
+    columns = _columns(trees, schema)
+    options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
+    if where is not None and with_row_id:
+        options["with_row_id"] = True
+    if where is not None and with_row_addr:
+        options["with_row_address"] = True
+    if plain:
+        options.update(limit=q.limit, offset=q.offset or None)
+    if batch_size is not None:
+        options["batch_size"] = batch_size
+    scanner = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options)
+    if not plain:
+        return iter([scanner.to_table().select(columns)])
+    return (pa.Table.from_batches([b]).select(columns) for b in scanner.to_batches())
+
+
+def _result(out: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The output columns of ``out`` as ``schema`` names and types them."""
+    return pa.Table.from_arrays([out.column(f.name) for f in schema], schema=schema)
+
+
+def _outputs(q: Select, typed: _Typed) -> tuple[dict[str, pc.Expression], list[pa.Field]]:
+    """The output expressions over the scanned rows, and their fields."""
     exprs, fields = {}, []
     for name, node in q.items:
         e, t, null = typed(node)
         exprs[name] = e
         fields.append(pa.field(name, t, null))
+    return exprs, fields
+
+
+def _rows(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
+    """The output expressions (and the ORDER BY keys not among them, hidden) over the scanned rows."""
+    exprs, fields = _outputs(q, typed)
     hidden = _order_keys(q, exprs, lambda n: typed(n)[0])
     return _project(base, exprs), fields, hidden
 

@@ -297,3 +297,64 @@ def test_outside_the_subset_is_refused(twin, sql) -> None:
     with pytest.raises(UnsupportedQueryError, match="does not run") as e:
         ours.sql(sql).build().to_batch_records()
     assert isinstance(e.value, ValueError) and isinstance(e.value, OSError)
+
+
+@pytest.mark.parametrize("sql", ["SELECT big / 0 FROM dataset", "SELECT CAST(s AS INT) FROM dataset WHERE big > 2"])
+def test_errors_of_rows_match_pylance(twin, sql) -> None:
+    """A query that fails on its rows: ValueError from ``to_batch_records``; from ``to_stream_reader`` a reader that
+    raises ``pyarrow.ArrowInvalid`` when read, as pylance's."""
+    ours, theirs = twin
+    for ds in (theirs, ours):
+        with pytest.raises(ValueError):
+            ds.sql(sql).build().to_batch_records()
+        reader = ds.sql(sql).build().to_stream_reader()
+        with pytest.raises(pa.ArrowInvalid):
+            reader.read_all()
+
+
+@pytest.fixture
+def many_fragments(tmp_path):
+    """40 fragments of 2,500 rows, written by lancelot (a new dataset per test: lancelot keeps bytes it has read)."""
+    n = 100_000
+    table = pa.table({"big": pa.array(range(n), pa.int64()), "s": [f"row {i}" for i in range(n)]})
+    lancelot.write_dataset(table, tmp_path / "ds", max_rows_per_file=2_500)
+    return str(tmp_path / "ds")
+
+
+def _bytes_read(run) -> int:
+    before = lancelot.bytes_read_counter()
+    run()
+    return lancelot.bytes_read_counter() - before
+
+
+@pytest.mark.parametrize(
+    "sql", ["SELECT big, s FROM dataset LIMIT 5", "SELECT s, big + 1 FROM dataset WHERE big % 2500 = 7 LIMIT 3"]
+)
+def test_limit_stops_the_scan(many_fragments, sql) -> None:
+    """A LIMIT without ORDER BY, grouping or DISTINCT reads the fragments it needs, not all 40 (the answer is
+    pylance's)."""
+    got: list[pa.Table] = []
+    limited = _bytes_read(
+        lambda: got.append(lancelot.dataset(many_fragments).sql(sql).build().to_stream_reader().read_all())
+    )
+    whole = _bytes_read(lambda: lancelot.dataset(many_fragments).to_table(columns=["big", "s"]))
+    assert 0 < limited * 10 < whole
+    want = lance.dataset(many_fragments).sql(sql).build().to_stream_reader().read_all()
+    assert got[0].schema == want.schema and got[0].num_rows == want.num_rows
+    assert got[0].equals(want)
+
+
+def test_stream_reader_reads_as_it_is_read(many_fragments) -> None:
+    """``to_stream_reader`` of a plain query yields its first batch before the scan has read the dataset; read to
+    its end, it is pylance's result."""
+    sql = "SELECT s, big * 2 AS twice FROM dataset WHERE big % 3 = 0"
+    before = lancelot.bytes_read_counter()
+    reader = lancelot.dataset(many_fragments).sql(sql).build().to_stream_reader()
+    first = reader.read_next_batch()
+    early = lancelot.bytes_read_counter() - before
+    rest = reader.read_all()
+    total = lancelot.bytes_read_counter() - before
+    assert first.num_rows > 0 and 0 < early * 2 < total  # (the scan reads runs of small fragments together)
+    got = pa.concat_tables([pa.Table.from_batches([first], schema=rest.schema), rest])
+    want = lance.dataset(many_fragments).sql(sql).build().to_stream_reader().read_all()
+    assert got.schema == want.schema and _rows(got) == _rows(want)
