@@ -170,7 +170,7 @@ def run_select(
             raise SqlError(f"for SELECT DISTINCT, ORDER BY expressions must appear in the select list ({sql!r})")
         out = out.group_by([f.name for f in fields], use_threads=False).aggregate([])
     if q.order:
-        out = _sort(out, q, fields)
+        out = _sort(out, q, None if q.limit is None else q.offset + q.limit)
     if q.limit is not None or q.offset:
         out = out.slice(q.offset, q.limit)
     out_schema = pa.schema(fields)
@@ -245,13 +245,22 @@ def _output_of(q: Select, node: exp.Expr) -> str | None:
     return next((n for n, e in q.items if e is node or e.sql() == key), None)
 
 
-def _sort(out: pa.Table, q: Select, fields: list[pa.Field]) -> pa.Table:
+def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
+    """``out`` in the query's order (nulls placed per key by a flag column, only for a key that has nulls); with
+    ``first``, only the first rows (a top-k selection, then those sorted: ties at its edge are taken in no set
+    order, as by DataFusion's TopK)."""
     keys: list[tuple[str, str]] = []
     for i, (node, desc, nulls_first) in enumerate(q.order):
         name = _output_of(q, node) or f"\x00order{i}"
-        flag = f"\x00null{i}"
-        out = out.append_column(flag, pc.is_null(out.column(name)))
-        keys += [(flag, "descending" if nulls_first else "ascending"), (name, "descending" if desc else "ascending")]
+        if out.column(name).null_count:
+            flag = f"\x00null{i}"
+            out = out.append_column(flag, pc.is_null(out.column(name)))
+            keys.append((flag, "descending" if nulls_first else "ascending"))
+        keys.append((name, "descending" if desc else "ascending"))
+    if first is not None and first < out.num_rows:
+        if first == 0:
+            return out.slice(0, 0)
+        out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
     return out.sort_by(keys)
 
 
@@ -268,7 +277,7 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         e, t, null = typed(g)
         args[keys[g.sql()]] = e
         key_fields.append(pa.field(keys[g.sql()], t, null))
-    calls: dict[str, tuple[str, Any, pa.Field]] = {}  # aggregate text -> its column, pyarrow aggregation, field
+    calls: dict[str, _Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
     for tree in trees:
         for node in tree.walk():
@@ -276,14 +285,14 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
                 calls[node.sql()] = _aggregation(q, node, len(calls), args, typed)
     grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
     try:
-        table = grouped.aggregate([spec for _, spec, _ in calls.values()])
+        table = grouped.aggregate([spec for _, specs, _, _ in calls.values() for spec in specs])
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
         raise SqlError(f"cannot compute the aggregates of {q.sql!r}: {e}") from None
-    agg_fields = [f for _, _, f in calls.values()]
+    agg_fields = [f for _, _, f, _ in calls.values()]
     key_names = {f.name for f in key_fields}
     # the aggregates' columns, in the order asked (pyarrow puts the keys first or last, by version)
-    results = [i for i, n in enumerate(table.schema.names) if n not in key_names]
-    cols = [table.column(i).cast(f.type) for i, f in zip(results, agg_fields, strict=True)]
+    results = iter([table.column(i) for i, n in enumerate(table.schema.names) if n not in key_names])
+    cols = [finish([next(results) for _ in specs]) for _, specs, _, finish in calls.values()]
     cols += [table.column(f.name) for f in key_fields]
     table = pa.Table.from_arrays(cols, schema=pa.schema(agg_fields + key_fields))
     over = _Typed(q.sql, table.schema)
@@ -315,10 +324,13 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
     return _project(table, exprs), fields, hidden
 
 
-def _aggregation(
-    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed
-) -> tuple[str, Any, pa.Field]:
-    """One aggregate call: its argument added to ``args``, its pyarrow aggregation and its result field."""
+#: one aggregate call: its column, its pyarrow aggregations, its field, and what makes its column of theirs
+_Call = tuple[str, list[Any], pa.Field, Callable[[list[pa.ChunkedArray]], pa.ChunkedArray | pa.Array]]
+
+
+def _aggregation(q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed) -> _Call:
+    """One aggregate call: its argument added to ``args``, its pyarrow aggregations, its result field and how its
+    result is made of theirs."""
     fn = str(node.name).lower()
     col = f"\x00agg{j}"
     operands = node.expressions
@@ -329,7 +341,7 @@ def _aggregation(
         raise SqlError(f"{fn} takes one argument, not {len(operands)}: {node.sql()} in {q.sql!r}")
     arg = operands[0]
     if fn == "count" and not distinct and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal))):
-        return col, ([], "count_all"), pa.field(col, pa.int64(), False)
+        return col, [([], "count_all")], pa.field(col, pa.int64(), False), _first
     if isinstance(arg, exp.Star):
         raise SqlError(f"{fn}(*) is not an aggregate ({q.sql!r})")
     if distinct and fn != "count":
@@ -340,19 +352,51 @@ def _aggregation(
     args[col] = e
     if fn == "count":
         kernel = "count_distinct" if distinct else "count"
-        return col, (col, kernel, pc.CountOptions("only_valid")), pa.field(col, pa.int64(), False)
+        return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
+    field = pa.field(col, _result_type(fn, t, q, node), True)
+    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (pyarrow's mean rounds)
+        args[col] = e.cast(pa.decimal128(38, t.scale))
+        if fn == "sum":
+            return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)
+        specs = [(col, "sum", None), (col, "count", pc.CountOptions("only_valid"))]
+        return col, specs, field, lambda cols: _decimal_mean(cols[0], cols[1], field.type)
     kernel, options = _KERNELS[fn]
-    return col, (col, kernel, options), pa.field(col, _result_type(fn, t, q, node), True)
+    return col, [(col, kernel, options)], field, lambda cols: cols[0].cast(field.type)
+
+
+def _first(cols: list[pa.ChunkedArray]) -> pa.ChunkedArray:
+    return cols[0]
+
+
+def _decimal_mean(sums: pa.ChunkedArray, counts: pa.ChunkedArray, t: pa.DataType) -> pa.Array:
+    """DataFusion's avg of decimals: the sum scaled to ``t``'s scale, divided by the count, truncated
+    (toward zero)."""
+    import decimal
+
+    out: list[decimal.Decimal | None] = []
+    for total, n in zip(sums.to_pylist(), counts.to_pylist(), strict=True):
+        if total is None or not n:
+            out.append(None)
+            continue
+        sign, digits, exponent = total.as_tuple()
+        v = int("".join(map(str, digits)) or "0") * 10 ** (t.scale + int(exponent))
+        out.append(decimal.Decimal((sign, tuple(map(int, str(v // n))), -t.scale)))
+    return pa.array(out, t)
 
 
 def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
-    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits and floats to float64, avg,
-    stddev and var are float64, min and max keep ``t``."""
+    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits, floats to float64 and decimals
+    by 10 digits, avg widens decimals by 4 digits (of scale too), avg, stddev and var are otherwise float64, min and
+    max keep ``t``."""
     if fn in ("min", "max"):
         return t
-    numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
+    numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)
     if not numeric:
         raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
+    if pa.types.is_decimal(t) and fn == "sum":
+        return pa.decimal128(min(38, t.precision + 10), t.scale)
+    if pa.types.is_decimal(t) and fn in ("avg", "mean"):
+        return pa.decimal128(min(38, t.precision + 4), min(38, t.scale + 4))
     if fn not in ("sum", "min", "max"):  # avg, stddev, var
         return pa.float64()
     if pa.types.is_floating(t):

@@ -6,6 +6,7 @@ LanceError); the queries outside lancelot's subset (joins, subqueries, window fu
 
 from __future__ import annotations
 
+from decimal import Decimal
 from unittest import mock
 
 import lance
@@ -33,6 +34,9 @@ def twin(tmp_path_factory):
             "flag": [None if i % 11 == 0 else i % 3 == 0 for i in range(N)],
             "i8": pa.array([(i * 13) % 120 - 60 for i in range(N)], pa.int8()),
             "u8": pa.array([(i * 37) % 256 for i in range(N)], pa.uint8()),
+            "d": pa.array(
+                [None if i % 6 == 1 else Decimal(i * 7919 % 2000 - 1000) / 100 for i in range(N)], pa.decimal128(15, 2)
+            ),
         }
     )
     ours = lancelot.write_dataset(table, path, max_rows_per_file=12)
@@ -116,6 +120,11 @@ UNORDERED = [
     "FROM dataset",
     "SELECT floor(x), ceil(x), sqrt(big), power(big, 2), concat(s, 'x'), replace(s, 'a', 'o') FROM dataset",
     "SELECT EXTRACT(YEAR FROM CAST('2024-01-01' AS DATE))",
+    # decimals: sum widens by 10 digits, avg by 4 (and truncates), min / max keep the type
+    "SELECT sum(d), avg(d), min(d), max(d), count(d), count(DISTINCT d) FROM dataset",
+    "SELECT s, sum(d), avg(d), avg(d * 3), sum(d * d) FROM dataset GROUP BY s",
+    "SELECT flag, avg(d) FROM dataset WHERE d < 0 GROUP BY flag",
+    "SELECT d * 2, d + 1, d / 3, -d, d > 1.5 FROM dataset",
 ]
 
 ORDERED = [
@@ -152,6 +161,9 @@ ORDERED = [
     "SELECT flag, avg(x) FROM dataset GROUP BY flag ORDER BY flag",
     "SELECT DISTINCT id % 3 AS r FROM dataset ORDER BY r",
     "SELECT u8 FROM dataset ORDER BY u8 DESC LIMIT 5",
+    "SELECT d, big FROM dataset ORDER BY d DESC, big LIMIT 6",
+    "SELECT d, big FROM dataset ORDER BY d NULLS FIRST, big LIMIT 8 OFFSET 2",
+    "SELECT s, avg(d) AS a FROM dataset GROUP BY s ORDER BY a DESC LIMIT 2",
 ]
 
 
@@ -197,6 +209,7 @@ def test_coalesce_matches_pylance_but_for_nullability(twin, sql) -> None:
         "SELECT s, stddev(x), var_pop(big) FROM dataset GROUP BY s ORDER BY s",
         "SELECT stddev(x), var_pop(x) FROM dataset WHERE big = 3",
         "SELECT stddev(x) FROM dataset WHERE big > 1000",
+        "SELECT stddev(d), var_pop(d) FROM dataset",
     ],
 )
 def test_statistics_match_pylance(twin, sql) -> None:
