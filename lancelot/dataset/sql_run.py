@@ -96,11 +96,17 @@ def _nullable(t: Translator, node: exp.Expr) -> bool:
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
+    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (Acero)."""
     from lancelot.dataset.changes import evaluate
 
-    if not exprs:
+    refs = {n: pc.field(n) for n in table.schema.names}
+    taken = {k: n for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
+    computed = {k: e for k, e in exprs.items() if k not in taken}
+    out = evaluate(table, computed) if computed else None
+    columns = [table.column(taken[k]) if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
+    if not columns:
         return table.select([])
-    return evaluate(table, exprs)
+    return pa.Table.from_arrays(columns, names=list(exprs))
 
 
 def _scan_schema(ds: LanceDataset, with_row_id: bool, with_row_addr: bool) -> pa.Schema:
@@ -354,8 +360,7 @@ def _aggregation(q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expr
         kernel = "count_distinct" if distinct else "count"
         return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
     field = pa.field(col, _result_type(fn, t, q, node), True)
-    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (pyarrow's mean rounds)
-        args[col] = e.cast(pa.decimal128(38, t.scale))
+    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (to 38 digits; pyarrow's mean rounds)
         if fn == "sum":
             return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)
         specs = [(col, "sum", None), (col, "count", pc.CountOptions("only_valid"))]
