@@ -258,6 +258,8 @@ def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
     keys: list[tuple[str, str]] = []
     for i, (node, desc, nulls_first) in enumerate(q.order):
         name = _output_of(q, node) or f"\x00order{i}"
+        if any(k == name for k, _ in keys):  # (a column already sorted on: ``ORDER BY c0, big`` of ``big AS c0``)
+            continue
         if out.column(name).null_count:
             flag = f"\x00null{i}"
             out = out.append_column(flag, pc.is_null(out.column(name)))
@@ -285,10 +287,10 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         key_fields.append(pa.field(keys[g.sql()], t, null))
     calls: dict[str, _Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
-    for tree in trees:
-        for node in tree.walk():
-            if isinstance(node, exp.Anonymous) and is_aggregate(node) and node.sql() not in calls:
-                calls[node.sql()] = _aggregation(q, node, len(calls), args, typed)
+    found = {n.sql(): n for tree in trees for n in tree.walk() if isinstance(n, exp.Anonymous) and is_aggregate(n)}
+    twice = _sums_twice(list(found.values()))
+    for text, call in found.items():
+        calls[text] = _aggregation(q, call, len(calls), args, typed, twice)
     grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
     try:
         table = grouped.aggregate([spec for _, specs, _, _ in calls.values() for spec in specs])
@@ -334,7 +336,23 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
 _Call = tuple[str, list[Any], pa.Field, Callable[[list[pa.ChunkedArray]], pa.ChunkedArray | pa.Array]]
 
 
-def _aggregation(q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed) -> _Call:
+def _sums_twice(calls: list[exp.Anonymous]) -> bool:
+    """Whether DataFusion sums twice (its single_distinct_aggregation_to_group_by rule: every DISTINCT aggregate of
+    one argument, the others sum / min / max, as an aggregate of the groups by that argument); a sum of decimals then
+    widens twice."""
+    distinct, others = set(), set()
+    for node in calls:
+        operands = node.expressions
+        if len(operands) == 1 and isinstance(operands[0], exp.Distinct):
+            distinct.add(",".join(a.sql() for a in operands[0].expressions))
+        else:
+            others.add(str(node.name).lower())
+    return len(distinct) == 1 and others <= {"sum", "min", "max"}
+
+
+def _aggregation(
+    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed, twice: bool = False
+) -> _Call:
     """One aggregate call: its argument added to ``args``, its pyarrow aggregations, its result field and how its
     result is made of theirs."""
     fn = str(node.name).lower()
@@ -360,6 +378,8 @@ def _aggregation(q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expr
         kernel = "count_distinct" if distinct else "count"
         return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
     field = pa.field(col, _result_type(fn, t, q, node), True)
+    if twice and fn == "sum" and pa.types.is_decimal(field.type):
+        field = pa.field(col, _result_type(fn, field.type, q, node), True)
     if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (to 38 digits; pyarrow's mean rounds)
         if fn == "sum":
             return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)

@@ -125,6 +125,12 @@ UNORDERED = [
     "SELECT s, sum(d), avg(d), avg(d * 3), sum(d * d) FROM dataset GROUP BY s",
     "SELECT flag, avg(d) FROM dataset WHERE d < 0 GROUP BY flag",
     "SELECT d * 2, d + 1, d / 3, -d, d > 1.5 FROM dataset",
+    # a DISTINCT aggregate of one argument with sum / min / max: DataFusion sums twice (decimals widen twice)
+    "SELECT count(DISTINCT d), sum(d) FROM dataset",
+    "SELECT s, count(DISTINCT big), sum(d), min(d) FROM dataset GROUP BY s",
+    "SELECT s, count(DISTINCT s), sum(d), count(*) FROM dataset GROUP BY s",
+    "SELECT s, count(DISTINCT big), count(DISTINCT id), sum(d) FROM dataset GROUP BY s",
+    "SELECT s, count(DISTINCT big), sum(d) + 1, avg(d) FROM dataset GROUP BY s",
 ]
 
 ORDERED = [
@@ -164,6 +170,7 @@ ORDERED = [
     "SELECT d, big FROM dataset ORDER BY d DESC, big LIMIT 6",
     "SELECT d, big FROM dataset ORDER BY d NULLS FIRST, big LIMIT 8 OFFSET 2",
     "SELECT s, avg(d) AS a FROM dataset GROUP BY s ORDER BY a DESC LIMIT 2",
+    "SELECT big AS c0, big AS c1, d AS c2, big FROM dataset ORDER BY c0 DESC, big LIMIT 6",
 ]
 
 
