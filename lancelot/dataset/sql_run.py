@@ -85,14 +85,46 @@ class _QueryTranslator(Translator):
 
 def _nullable(t: Translator, node: exp.Expr) -> bool:
     """DataFusion's nullability (lancelot/sql/nullability.py), and a CASE's: it may be null when it has no ELSE or a
-    branch may be."""
+    branch may be, but for a branch its WHEN guards (``WHEN x > 0 THEN x``)."""
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Case):
         default = node.args.get("default")
-        branches = [w.args["true"] for w in node.args.get("ifs") or []] + [default]
-        return default is None or any(_nullable(t, b) for b in branches)
+        if default is None or _nullable(t, default):
+            return True
+        case = t.values.get(id(node))
+        for w in node.args["ifs"]:
+            then = w.args["true"]
+            if _nullable(t, then) and not (_same_type(t, then, case) and _guards(w.this, then)):
+                return True
+        return False
     return nullable(t, node)
+
+
+def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
+    """Whether a CASE branch is of the CASE's type (else DataFusion casts it, and sees no guard of the cast)."""
+    v = t.values.get(id(then.this if isinstance(then, exp.Paren) else then))
+    return case is not None and v is not None and v.type == case.type
+
+
+def _guards(when: exp.Expr, then: exp.Expr) -> bool:
+    """Whether a searched CASE's ``WHEN`` is never true where its ``THEN`` is null: DataFusion's nullability puts
+    null for the THEN in the WHEN and asks whether that folds to false or null (``WHEN x IS NOT NULL THEN x``,
+    ``WHEN x > 0 THEN x``, ``WHEN x IS NOT NULL AND y THEN x``; not ``WHEN x > 0 AND y THEN x``)."""
+    return _folds(when, then.sql()) is not None
+
+
+def _folds(when: exp.Expr, key: str) -> str | None:
+    """What ``when`` folds to ("false", "null") with the expression ``key`` null, if it folds."""
+    while isinstance(when, exp.Paren):
+        when = when.this
+    if isinstance(when, exp.And):
+        return "false" if "false" in (_folds(when.this, key), _folds(when.expression, key)) else None
+    if isinstance(when, exp.Not) and isinstance(when.this, exp.Is) and isinstance(when.this.expression, exp.Null):
+        return "false" if when.this.this.sql() == key else None
+    if isinstance(when, exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
+        return "null" if key in (when.this.sql(), when.expression.sql()) else None
+    return None
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
@@ -265,11 +297,26 @@ def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
             out = out.append_column(flag, pc.is_null(out.column(name)))
             keys.append((flag, "descending" if nulls_first else "ascending"))
         keys.append((name, "descending" if desc else "ascending"))
+        negative_zero = _negative_zeros(out.column(name))
+        if negative_zero is not None:  # DataFusion orders floats totally: -0.0 before 0.0
+            out = out.append_column(f"\x00sign{i}", negative_zero)
+            keys.append((f"\x00sign{i}", "ascending" if desc else "descending"))
     if first is not None and first < out.num_rows:
         if first == 0:
             return out.slice(0, 0)
         out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
     return out.sort_by(keys)
+
+
+def _negative_zeros(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """Where a float column is -0.0 (None when it is not a float column or holds no -0.0)."""
+    if not pa.types.is_floating(col.type):
+        return None
+    import numpy as np
+
+    chunks = [pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks]
+    flags = pc.and_(pc.equal(col, 0), pa.chunked_array(chunks, pa.bool_()))
+    return flags if pc.any(flags).as_py() else None
 
 
 def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
