@@ -314,6 +314,9 @@ def test_errors_match_pylance(twin, sql, table_name) -> None:
         "SELECT * FROM (SELECT id FROM dataset) t",
         "SELECT id FROM dataset UNION SELECT id FROM dataset",
         "WITH t AS (SELECT id FROM dataset) SELECT id FROM t",
+        "SELECT count(*) FILTER (WHERE flag) FROM dataset",
+        "SELECT sum(DISTINCT big) FROM dataset",
+        "SELECT median(x) FROM dataset",
     ],
 )
 def test_outside_the_subset_is_refused(twin, sql) -> None:
