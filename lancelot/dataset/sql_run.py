@@ -20,9 +20,9 @@ from sqlglot import exp
 
 from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
 from lancelot.sql.errors import SqlError
-from lancelot.sql.nullability import nullable
+from lancelot.sql.nullability import _OPERATORS, nullable
 from lancelot.sql.translate import Translator
-from lancelot.sql.values import Val
+from lancelot.sql.values import Val, _unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -46,6 +46,7 @@ _KERNELS: dict[str, tuple[str, Any]] = {
 _TEXT_TYPES = frozenset(
     {exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR, exp.DataType.Type.TEXT, exp.DataType.Type.NVARCHAR}
 )
+_COALESCE = frozenset({"coalesce", "nvl", "ifnull"})
 _DATAFUSION = exp.Anonymous(this="datafusion", expressions=[])
 
 
@@ -54,8 +55,18 @@ class _Typed:
 
     def __init__(self, sql: str, schema: pa.Schema) -> None:
         self.sql, self.schema = sql, schema
+        #: the conditions two or more output expressions share (see _shared)
+        self.shared: frozenset[str] = frozenset()
 
     def __call__(self, node: exp.Expr, *, filter: bool = False) -> tuple[pc.Expression, pa.DataType, bool]:
+        t = self.translated(node, filter=filter)
+        v = t.values[id(_unparen(node))]
+        if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
+            raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
+        return v.expr, v.type, _nullable(t, node, self.shared)
+
+    def translated(self, node: exp.Expr, *, filter: bool = False) -> Translator:
+        """The translator that translated ``node`` (its values: every sub-expression's type)."""
         t = _QueryTranslator(self.sql, self.schema, "query")
         if filter:
             t.mark_boolean(node)
@@ -64,12 +75,10 @@ class _Typed:
             root = root.parent
         root.parent = _DATAFUSION  # see _DATAFUSION
         try:
-            v = t.value(node)
+            t.value(node)
         finally:
             root.parent = None
-        if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
-            raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
-        return v.expr, v.type, _nullable(t, node)
+        return t
 
 
 class _QueryTranslator(Translator):
@@ -83,22 +92,78 @@ class _QueryTranslator(Translator):
         return v
 
 
-def _nullable(t: Translator, node: exp.Expr) -> bool:
+def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
     """DataFusion's nullability (lancelot/sql/nullability.py), and a CASE's: it may be null when it has no ELSE or a
-    branch may be, but for a branch its WHEN guards (``WHEN x > 0 THEN x``)."""
-    while isinstance(node, exp.Paren):
-        node = node.this
+    branch may be, but for a branch its WHEN guards (``WHEN x > 0 THEN x``) unless the guard is ``shared``; coalesce
+    as the CASE DataFusion makes of it (``CASE WHEN a IS NOT NULL THEN a ... ELSE z END``, up to its first argument
+    that is never null)."""
+    node = _unparen(node)
     if isinstance(node, exp.Case):
         default = node.args.get("default")
-        if default is None or _nullable(t, default):
+        if default is None or _nullable(t, default, shared):
             return True
         case = t.values.get(id(node))
         for w in node.args["ifs"]:
             then = w.args["true"]
-            if _nullable(t, then) and not (_same_type(t, then, case) and _guards(w.this, then)):
+            if _nullable(t, then, shared) and not (_same_type(t, then, case) and _guards(w.this, then, shared)):
                 return True
         return False
+    v = t.values.get(id(node))
+    plain = v is None or (not v.failed and v.const is None)
+    if plain and isinstance(node, _OPERATORS) and not isinstance(node, exp.Is | exp.Not):
+        children = [node.this, node.args.get("expression"), node.args.get("low"), node.args.get("high")]
+        children += node.expressions if isinstance(node, exp.In) else []
+        return any(
+            _nullable(t, c, shared) for c in children if isinstance(c, exp.Expr) and not isinstance(c, exp.DataType)
+        )
+    if plain and isinstance(node, exp.Anonymous) and str(node.name).lower() in _COALESCE and node.expressions:
+        for a in node.expressions:
+            if not _nullable(t, a, shared):
+                return False
+            if _coalesce_guard(t, node, a) in shared:
+                return True
+        return True
     return nullable(t, node)
+
+
+def _coalesce_guard(t: Translator, call: exp.Expr, arg: exp.Expr) -> str:
+    """The text of the ``IS NOT NULL`` DataFusion's CASE for coalesce tests ``arg`` with (of ``arg`` cast to the
+    result's type when it is not of it)."""
+    v, out = t.values.get(id(_unparen(arg))), t.values.get(id(call))
+    if v is None or out is None or v.type == out.type:
+        return f"NOT {arg.sql()} IS NULL"
+    return f"NOT CAST({arg.sql()} AS {out.type}) IS NULL"
+
+
+def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
+    """The conditions that occur twice or more in ``nodes`` (one projection), coalesce's implied ones included:
+    DataFusion's common-subexpression pass takes them out, and a CASE's nullability no longer sees them guard.  An
+    expression that occurs twice is taken out whole, once: the conditions in it count once."""
+    from collections import Counter
+
+    texts = Counter(n.sql() for node in nodes for n in node.walk())
+    seen: Counter[str] = Counter()
+    done: set[str] = set()
+
+    def visit(t: Translator, n: exp.Expr) -> None:
+        text = n.sql()
+        condition = isinstance(n, exp.Not | exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE)
+        if texts[text] > 1 and not isinstance(n, exp.Column | exp.Literal | exp.Identifier):
+            if condition:  # (itself taken out)
+                seen[text] += 2
+            if text in done:
+                return
+            done.add(text)
+        if isinstance(n, exp.Anonymous) and str(n.name).lower() in _COALESCE:
+            seen.update(_coalesce_guard(t, n, a) for a in n.expressions[:-1])
+        elif condition:
+            seen[text] += 1
+        for child in n.iter_expressions():
+            visit(t, child)
+
+    for node in nodes:
+        visit(typed.translated(node), node)
+    return frozenset(k for k, c in seen.items() if c > 1)
 
 
 def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
@@ -107,19 +172,22 @@ def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
     return case is not None and v is not None and v.type == case.type
 
 
-def _guards(when: exp.Expr, then: exp.Expr) -> bool:
+def _guards(when: exp.Expr, then: exp.Expr, shared: frozenset[str]) -> bool:
     """Whether a searched CASE's ``WHEN`` is never true where its ``THEN`` is null: DataFusion's nullability puts
     null for the THEN in the WHEN and asks whether that folds to false or null (``WHEN x IS NOT NULL THEN x``,
     ``WHEN x > 0 THEN x``, ``WHEN x IS NOT NULL AND y THEN x``; not ``WHEN x > 0 AND y THEN x``)."""
-    return _folds(when, then.sql()) is not None
+    return _folds(when, then.sql(), shared) is not None
 
 
-def _folds(when: exp.Expr, key: str) -> str | None:
-    """What ``when`` folds to ("false", "null") with the expression ``key`` null, if it folds."""
-    while isinstance(when, exp.Paren):
-        when = when.this
+def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
+    """What ``when`` folds to ("false", "null") with the expression ``key`` null, if it folds (not a ``shared``
+    condition, which DataFusion has made a column)."""
+    when = _unparen(when)
+    if when.sql() in shared:
+        return None
     if isinstance(when, exp.And):
-        return "false" if "false" in (_folds(when.this, key), _folds(when.expression, key)) else None
+        folds = (_folds(when.this, key, shared), _folds(when.expression, key, shared))
+        return "false" if "false" in folds else None
     if isinstance(when, exp.Not) and isinstance(when.this, exp.Is) and isinstance(when.this.expression, exp.Null):
         return "false" if when.this.this.sql() == key else None
     if isinstance(when, exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
@@ -251,6 +319,7 @@ def _result(out: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def _outputs(q: Select, typed: _Typed) -> tuple[dict[str, pc.Expression], list[pa.Field]]:
     """The output expressions over the scanned rows, and their fields."""
+    typed.shared = _shared(typed, [node for _, node in q.items])
     exprs, fields = {}, []
     for name, node in q.items:
         e, t, null = typed(node)
@@ -296,9 +365,12 @@ def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
             flag = f"\x00null{i}"
             out = out.append_column(flag, pc.is_null(out.column(name)))
             keys.append((flag, "descending" if nulls_first else "ascending"))
+        negative_nan, negative_zero = _negatives(out.column(name))
+        if negative_nan is not None:  # DataFusion orders floats totally: -NaN before all, -0.0 before 0.0
+            out = out.append_column(f"\x00nan{i}", negative_nan)
+            keys.append((f"\x00nan{i}", "ascending" if desc else "descending"))
         keys.append((name, "descending" if desc else "ascending"))
-        negative_zero = _negative_zeros(out.column(name))
-        if negative_zero is not None:  # DataFusion orders floats totally: -0.0 before 0.0
+        if negative_zero is not None:
             out = out.append_column(f"\x00sign{i}", negative_zero)
             keys.append((f"\x00sign{i}", "ascending" if desc else "descending"))
     if first is not None and first < out.num_rows:
@@ -308,15 +380,17 @@ def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
     return out.sort_by(keys)
 
 
-def _negative_zeros(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
-    """Where a float column is -0.0 (None when it is not a float column or holds no -0.0)."""
+def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.ChunkedArray | None]:
+    """Where a float column is a NaN with its sign bit set, and where it is -0.0 (each None when it is not a float
+    column or has none)."""
     if not pa.types.is_floating(col.type):
-        return None
+        return None, None
     import numpy as np
 
-    chunks = [pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks]
-    flags = pc.and_(pc.equal(col, 0), pa.chunked_array(chunks, pa.bool_()))
-    return flags if pc.any(flags).as_py() else None
+    signs = pa.chunked_array([pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks], pa.bool_())
+    nan = pc.and_(pc.is_nan(col), signs)
+    zero = pc.and_(pc.equal(col, 0), signs)
+    return (nan if pc.any(nan).as_py() else None), (zero if pc.any(zero).as_py() else None)
 
 
 def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:

@@ -116,6 +116,12 @@ UNORDERED = [
     "SELECT s, sum(CASE WHEN flag THEN 1 ELSE 0 END) AS n FROM dataset GROUP BY s",
     "SELECT CASE WHEN count(*) > 9 THEN 'many' ELSE 'few' END AS size, s FROM dataset GROUP BY s",
     "SELECT coalesce(NULL, 1)",
+    # coalesce / nvl: nullable as DataFusion's CASE of them, whose guards a shared condition hides
+    "SELECT coalesce(s, 'none') AS s2, count(*) FROM dataset GROUP BY coalesce(s, 'none')",
+    "SELECT coalesce(id, big), coalesce(x, 0), coalesce(id, x, 0), nullif(s, 'apple'), nullif(big, 3) FROM dataset",
+    "SELECT coalesce(1, x) a, coalesce(x, big) + 1 b, nvl(x, 1) c, coalesce(s, 'z') d, -coalesce(x, 1) e FROM dataset",
+    "SELECT coalesce(x, 0) AS a, x IS NOT NULL AS b, coalesce(id, 0) AS c, id IS NOT NULL AS d FROM dataset",
+    "SELECT CASE WHEN x > 0 THEN x ELSE 3 END AS a, x > 0 AS b, coalesce(big, 1) + 1 AS c FROM dataset",
     "SELECT coalesce(x, 0.0) AS a FROM dataset",
     "SELECT coalesce(id, big) AS a FROM dataset",
     "SELECT nvl(big, 1) AS a FROM dataset WHERE x > 1",
@@ -180,6 +186,8 @@ ORDERED = [
     "SELECT big AS c0, big AS c1, d AS c2, big FROM dataset ORDER BY c0 DESC, big LIMIT 6",
     "SELECT round(i8) % i8 AS z, big FROM dataset ORDER BY z, big",  # -0.0 before 0.0, as DataFusion orders floats
     "SELECT round(i8) % i8 AS z, big FROM dataset ORDER BY z DESC, big LIMIT 12",
+    "SELECT nvl(id, x) % nvl(id, 0) AS c0, big FROM dataset ORDER BY c0 ASC NULLS LAST, big",  # x % 0: a -NaN
+    "SELECT nvl(id, x) % nvl(id, 0) AS c0, big FROM dataset ORDER BY c0 DESC, big LIMIT 9",
 ]
 
 
@@ -197,27 +205,6 @@ def test_ordered_query_matches_pylance(twin, sql) -> None:
     got, want = _run(ours, sql), _run(theirs, sql)
     assert got.schema == want.schema
     assert repr(got.to_pylist()) == repr(want.to_pylist())  # (-0.0 is not 0.0, a NaN is a NaN)
-
-
-@pytest.mark.parametrize(
-    "sql",
-    [
-        "SELECT coalesce(s, 'none') AS s2, count(*) FROM dataset GROUP BY coalesce(s, 'none')",
-        "SELECT coalesce(id, big), coalesce(x, 0), coalesce(id, x, 0), nullif(s, 'apple'), nullif(big, 3) FROM dataset",
-        "SELECT coalesce(1, x) a, coalesce(x, big) + 1 b, nvl(x, 1) c, coalesce(s, 'z') d FROM dataset",
-    ],
-)
-def test_coalesce_matches_pylance_but_for_nullability(twin, sql) -> None:
-    """coalesce / nvl: the same names, types and values.  Not compared: whether the column may be null.  Alone in a
-    query, pylance's coalesce is never null when an argument never is, as lancelot answers (lancelot/sql/nullability.py,
-    compared in test_query_matches_pylance); beside other expressions it may be null, it seems because DataFusion
-    rewrites it as ``CASE WHEN a IS NOT NULL THEN a ... END`` and, when two expressions of one projection share such an
-    ``a IS NOT NULL``, its common-subexpression pass takes that out and the CASE's nullability no longer sees the
-    guard (here ``coalesce(x, 0)`` beside ``coalesce(id, x, 0)``).  lancelot does not model that pass."""
-    ours, theirs = twin
-    got, want = _run(ours, sql), _run(theirs, sql)
-    assert [(f.name, f.type) for f in got.schema] == [(f.name, f.type) for f in want.schema]
-    assert _rows(got) == _rows(want)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import lancelot
 N = 60
 NUMBERS = ["id", "big", "x", "i8", "u8", "d"]
 COLUMNS = [*NUMBERS, "s", "flag"]
-#: aggregates DataFusion and lancelot type alike (coalesce is left out: its nullability differs, see test_sql_query)
+#: the aggregates
 AGGREGATES = ["count(*)", "count({c})", "sum({n})", "min({c})", "max({c})", "avg({n})", "count(DISTINCT {c})"]
 
 
@@ -67,7 +67,11 @@ class _Query:
             return f"CASE {subject} WHEN {match} THEN {self.value(depth + 1)} END"
         if r < 0.9:
             return f"{c(['abs', 'round', 'floor', 'ceil'])}({c(['x', 'big', 'i8', 'd'])})"
-        return c(["lower(s)", "upper(s)", "length(s)", "nullif(big, 2)", "CAST(big AS DOUBLE)", "CAST(x AS BIGINT)"])
+        if r < 0.95:
+            return c(
+                ["lower(s)", "upper(s)", "length(s)", "nullif(big, 2)", "CAST(big AS DOUBLE)", "CAST(x AS BIGINT)"]
+            )
+        return f"{c(['coalesce', 'nvl'])}({c(NUMBERS)}, {c(['0', '1.5', 'big', 'x'])})"
 
     def condition(self, depth: int = 0) -> str:
         r, c = self.rng.random(), self.rng.choice
