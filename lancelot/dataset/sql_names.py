@@ -93,6 +93,9 @@ def expr_name(node: exp.Expr, q: str | None) -> str:
         whens = "".join(f" WHEN {n(w.this)} THEN {n(w.args['true'])}" for w in node.args.get("ifs") or [])
         default = f" ELSE {n(node.args['default'])}" if node.args.get("default") is not None else ""
         return f"CASE{operand}{whens}{default} END"
+    call = _special_call(node)
+    if call is not None:
+        return f"{call[0]}({','.join(n(a) for a in call[1])})"
     if isinstance(node, exp.Anonymous):
         args = []
         for a in node.expressions:
@@ -104,6 +107,22 @@ def expr_name(node: exp.Expr, q: str | None) -> str:
                 args.append(n(a))
         return f"{str(node.name).lower()}({','.join(args)})"
     return node.sql()
+
+
+def _special_call(node: exp.Expr) -> tuple[str, list[exp.Expr]] | None:
+    """The function call DataFusion makes of SQL's special syntax (``SUBSTRING(s FROM 2)``, ``TRIM(LEADING 'a' FROM
+    s)``, ``EXTRACT(YEAR FROM d)``, ``FLOOR(x)``): its name and arguments."""
+    if isinstance(node, exp.Substring):
+        return "substr", [a for a in (node.this, node.args.get("start"), node.args.get("length")) if a is not None]
+    if isinstance(node, exp.Trim):
+        position = str(node.args.get("position") or "").upper()
+        name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "btrim")
+        return name, [a for a in (node.this, node.args.get("expression")) if a is not None]
+    if isinstance(node, exp.Extract):
+        return "date_part", [exp.Literal.string(str(node.this.name)), node.expression]
+    if isinstance(node, exp.Floor | exp.Ceil):
+        return type(node).__name__.lower(), [node.this]
+    return None
 
 
 def _infix(node: exp.Expr, name: Callable[[exp.Expr], str]) -> str:

@@ -7,7 +7,7 @@ lancelot/sql/parse.py's dialect changed in those ways) and returns its parts wit
 reference normalised (its table qualifier dropped, its name as DataFusion resolves it), ready for
 lancelot/sql's translator.  The subset: one SELECT of the dataset (columns, ``*``, expressions,
 aliases, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT/OFFSET, DISTINCT, the aggregates count / sum / min /
-max / avg); anything else (joins, subqueries, window functions, set operations) is refused.
+max / avg / stddev / var); anything else (joins, subqueries, window functions, set operations) is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +23,17 @@ from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import LanceDialect, syntax_error
 
 #: the aggregate functions the subset runs (``mean`` is DataFusion's other name for ``avg``)
-AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "mean"})
+AGGREGATES = frozenset(
+    {"count", "sum", "min", "max", "avg", "mean", "stddev", "stddev_samp", "stddev_pop", "var", "var_samp", "var_pop"}
+)
+#: DataFusion's other aggregate functions: refused as outside the subset (not as unknown functions)
+_OTHER_AGGREGATES = frozenset(
+    {
+        *("median", "approx_distinct", "approx_median", "approx_percentile_cont", "array_agg", "string_agg"),
+        *("first_value", "last_value", "nth_value", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "corr"),
+        *("covar", "covar_pop", "covar_samp", "grouping", "percentile_cont", "regr_slope", "regr_intercept"),
+    }
+)
 #: the parts of a sqlglot Select the subset reads; any other part set is refused
 _READ = frozenset({"expressions", "from_", "where", "group", "having", "order", "limit", "offset", "distinct"})
 #: nodes outside the subset, wherever they occur
@@ -34,6 +44,7 @@ _REFUSED: dict[type[exp.Expr], str] = {
     exp.Lateral: "LATERAL",
     exp.Unnest: "UNNEST",
     exp.With: "WITH (common table expressions)",
+    exp.Filter: "aggregate FILTER clauses",
 }
 
 
@@ -124,6 +135,8 @@ def _check(sql: str, tree: exp.Expr) -> exp.Select:
         kind = next((w for t, w in _REFUSED.items() if isinstance(node, t)), None)
         if kind is None and isinstance(node, exp.Query) and node is not tree:
             kind = "subqueries"
+        if kind is None and isinstance(node, exp.Anonymous) and str(node.name).lower() in _OTHER_AGGREGATES:
+            kind = f"the aggregate {str(node.name).lower()}"
         if kind is None and is_aggregate(node) and any(is_aggregate(a) for a in _ancestors(node)):
             kind = "aggregates of aggregates"
         if kind is not None:

@@ -2,17 +2,21 @@
 
 ``ds.sql("SELECT ... FROM dataset ...").table_name(...).build()`` gives a ``SqlQuery``; running it
 (``to_batch_records``, ``to_stream_reader``) parses and runs the query then, as pylance's does (its
-errors come from the run, not the build).  lancelot runs a subset of SQL (lancelot/dataset/sql_plan.py)
-and refuses the rest with ``UnsupportedQueryError``.
+errors come from the run, not the build; those of evaluating rows from reading the reader).
+lancelot runs a subset of SQL (lancelot/dataset/sql_plan.py) and refuses the rest with
+``UnsupportedQueryError``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from lancelot.dataset.sql_plan import SqlQueryError
 from lancelot.errors import LanceError, LanceValueError
 
 if TYPE_CHECKING:
@@ -35,19 +39,29 @@ class SqlQuery:
     def __init__(self, ds: LanceDataset, sql: str, options: _Options) -> None:
         self._ds, self._sql, self._options = ds, sql, options
 
-    def _table(self) -> pa.Table:
-        from lancelot.dataset.sql_plan import SqlQueryError
+    def _run(self) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        """The result's schema and batches (non-empty, of at most ``batch_size`` rows): planned now, read as they are
+        asked for."""
         from lancelot.dataset.sql_run import run_select
 
         o = self._options
-        try:
-            return run_select(
-                self._ds, self._sql, o.table_name, with_row_id=o.with_row_id, with_row_addr=o.with_row_addr
+        with _query_errors():
+            schema, batches = run_select(
+                self._ds,
+                self._sql,
+                o.table_name,
+                with_row_id=o.with_row_id,
+                with_row_addr=o.with_row_addr,
+                batch_size=o.batch_size,
             )
-        except LanceError as e:
-            if isinstance(e, SqlQueryError) or not isinstance(e, ValueError):
-                raise
-            raise SqlQueryError(e.message) from None
+        return schema, self._cut(batches)
+
+    def _cut(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        size = self._options.batch_size
+        with _query_errors(SqlRunError):
+            for b in batches:
+                for start in range(0, b.num_rows, size or b.num_rows or 1):
+                    yield b.slice(start, size) if size else b
 
     def to_batch_records(self) -> list[pa.RecordBatch]:
         """Run the query and return its result.
@@ -55,22 +69,32 @@ class SqlQuery:
         Returns:
             The result's batches (none when it has no rows), of at most ``batch_size`` rows when the builder set it.
         """
-        return self._batches(self._table())
+        return list(self._run()[1])
 
     def to_stream_reader(self) -> pa.RecordBatchReader:
-        """Run the query and return its result as a reader.
+        """Run the query and return its result as a reader (a query without grouping, DISTINCT or ORDER BY reads the
+        dataset as the reader is read, and a LIMIT stops the reads).
 
         Returns:
             A ``RecordBatchReader`` of the result's schema and batches.
         """
-        table = self._table()
-        return pa.RecordBatchReader.from_batches(table.schema, self._batches(table))
+        return pa.RecordBatchReader.from_batches(*self._run())
 
-    def _batches(self, table: pa.Table) -> list[pa.RecordBatch]:
-        if table.num_rows == 0:
-            return []
-        batches: list[pa.RecordBatch] = table.combine_chunks().to_batches(max_chunksize=self._options.batch_size)
-        return batches
+
+class SqlRunError(SqlQueryError, pa.ArrowInvalid):  # type: ignore[misc]  # (pyarrow has no type hints)
+    """A query that fails as its rows are read (``1 / 0``, a text that is no number cast to one): pylance raises
+    ValueError from ``to_batch_records`` and ``pyarrow.ArrowInvalid`` from reading ``to_stream_reader``'s reader."""
+
+
+@contextmanager
+def _query_errors(kind: type[SqlQueryError] = SqlQueryError) -> Iterator[None]:
+    """A ValueError of lancelot's as pylance raises it from a query: a ``kind`` (a ValueError and an OSError)."""
+    try:
+        yield
+    except LanceError as e:
+        if isinstance(e, SqlQueryError) or not isinstance(e, ValueError):
+            raise
+        raise kind(e.message) from None
 
 
 class SqlQueryBuilder:

@@ -1,15 +1,17 @@
-"""Running a parsed SELECT (lancelot/dataset/sql_plan.py) over a dataset: the result table of ``LanceDataset.sql``.
+"""Running a parsed SELECT (lancelot/dataset/sql_plan.py) over a dataset: the result of ``LanceDataset.sql``.
 
 The scan does what it can: it reads only the columns the query names, applies WHERE as its filter
-and, for a query without grouping or ordering, LIMIT / OFFSET.  The rest runs on the scanned table
-with pyarrow: expressions (lancelot/sql's translator, typed as DataFusion types them), grouping and
-aggregates (``Table.group_by``), HAVING, DISTINCT, ORDER BY (``sort_by``, nulls placed per key),
-LIMIT / OFFSET.  The output's fields are nullable as DataFusion's are (lancelot/sql/nullability.py).
+and, for a query without grouping, DISTINCT or ordering, LIMIT / OFFSET; such a query streams (each
+scan batch projected as the result is read, so a LIMIT stops the reads).  Any other query runs on
+the scanned table with pyarrow: expressions (lancelot/sql's translator, typed as DataFusion types
+them), grouping and aggregates (``Table.group_by``), HAVING, DISTINCT, ORDER BY (``sort_by``, nulls
+placed per key), LIMIT / OFFSET.  The output's fields are nullable as DataFusion's are
+(lancelot/sql/nullability.py, and CASE's here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -18,15 +20,34 @@ from sqlglot import exp
 
 from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
 from lancelot.sql.errors import SqlError
-from lancelot.sql.nullability import nullable
+from lancelot.sql.nullability import _OPERATORS, nullable
 from lancelot.sql.translate import Translator
+from lancelot.sql.values import Val, _unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 _ROW_COLUMNS = {"_rowid": "with_row_id", "_rowaddr": "with_row_address"}
 #: pyarrow's hash aggregate for each SQL aggregate
-_KERNELS = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "mean": "mean"}
+_KERNELS: dict[str, tuple[str, Any]] = {
+    "sum": ("sum", None),
+    "min": ("min", None),
+    "max": ("max", None),
+    "avg": ("mean", None),
+    "mean": ("mean", None),
+    **{f: ("stddev", pc.VarianceOptions(ddof=1)) for f in ("stddev", "stddev_samp")},
+    "stddev_pop": ("stddev", pc.VarianceOptions(ddof=0)),
+    **{f: ("variance", pc.VarianceOptions(ddof=1)) for f in ("var", "var_samp")},
+    "var_pop": ("variance", pc.VarianceOptions(ddof=0)),
+}
+#: the parent a query's expressions are translated under: lancelot/sql takes an expression inside a function call for
+#: one DataFusion plans (lance's filter planner hands it only function arguments), and DataFusion plans all of a query
+#: (so CASE, SUBSTRING, FLOOR, CAST AS VARCHAR, ... run anywhere in it)
+_TEXT_TYPES = frozenset(
+    {exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR, exp.DataType.Type.TEXT, exp.DataType.Type.NVARCHAR}
+)
+_COALESCE = frozenset({"coalesce", "nvl", "ifnull"})
+_DATAFUSION = exp.Anonymous(this="datafusion", expressions=[])
 
 
 class _Typed:
@@ -34,23 +55,158 @@ class _Typed:
 
     def __init__(self, sql: str, schema: pa.Schema) -> None:
         self.sql, self.schema = sql, schema
+        #: the conditions two or more output expressions share (see _shared)
+        self.shared: frozenset[str] = frozenset()
 
     def __call__(self, node: exp.Expr, *, filter: bool = False) -> tuple[pc.Expression, pa.DataType, bool]:
-        t = Translator(self.sql, self.schema, "query")
-        if filter:
-            t.mark_boolean(node)
-        v = t.value(node)
+        t = self.translated(node, filter=filter)
+        v = t.values[id(_unparen(node))]
         if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
             raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
-        return v.expr, v.type, nullable(t, node)
+        return v.expr, v.type, _nullable(t, node, self.shared)
+
+    def translated(self, node: exp.Expr, *, filter: bool = False) -> Translator:
+        """The translator that translated ``node`` (its values: every sub-expression's type)."""
+        t = _QueryTranslator(self.sql, self.schema, "query")
+        if filter:
+            t.mark_boolean(node)
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        root.parent = _DATAFUSION  # see _DATAFUSION
+        try:
+            t.value(node)
+        finally:
+            root.parent = None
+        return t
+
+
+class _QueryTranslator(Translator):
+    """lancelot/sql's translator with DataFusion's SQL types where its planner's differ from lance's: a cast to text
+    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``."""
+
+    def _value(self, node: exp.Expr) -> Val:
+        v = super()._value(node)
+        if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
+            return self.cast(v, pa.string_view(), node)
+        return v
+
+
+def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
+    """DataFusion's nullability (lancelot/sql/nullability.py), and a CASE's: it may be null when it has no ELSE or a
+    branch may be, but for a branch its WHEN guards (``WHEN x > 0 THEN x``) unless the guard is ``shared``; coalesce
+    as the CASE DataFusion makes of it (``CASE WHEN a IS NOT NULL THEN a ... ELSE z END``, up to its first argument
+    that is never null)."""
+    node = _unparen(node)
+    if isinstance(node, exp.Case):
+        default = node.args.get("default")
+        if default is None or _nullable(t, default, shared):
+            return True
+        case = t.values.get(id(node))
+        for w in node.args["ifs"]:
+            then = w.args["true"]
+            if _nullable(t, then, shared) and not (_same_type(t, then, case) and _guards(w.this, then, shared)):
+                return True
+        return False
+    v = t.values.get(id(node))
+    plain = v is None or (not v.failed and v.const is None)
+    if plain and isinstance(node, _OPERATORS) and not isinstance(node, exp.Is | exp.Not):
+        children = [node.this, node.args.get("expression"), node.args.get("low"), node.args.get("high")]
+        children += node.expressions if isinstance(node, exp.In) else []
+        return any(
+            _nullable(t, c, shared) for c in children if isinstance(c, exp.Expr) and not isinstance(c, exp.DataType)
+        )
+    if plain and isinstance(node, exp.Anonymous) and str(node.name).lower() in _COALESCE and node.expressions:
+        for a in node.expressions:
+            if not _nullable(t, a, shared):
+                return False
+            if _coalesce_guard(t, node, a) in shared:
+                return True
+        return True
+    return nullable(t, node)
+
+
+def _coalesce_guard(t: Translator, call: exp.Expr, arg: exp.Expr) -> str:
+    """The text of the ``IS NOT NULL`` DataFusion's CASE for coalesce tests ``arg`` with (of ``arg`` cast to the
+    result's type when it is not of it)."""
+    v, out = t.values.get(id(_unparen(arg))), t.values.get(id(call))
+    if v is None or out is None or v.type == out.type:
+        return f"NOT {arg.sql()} IS NULL"
+    return f"NOT CAST({arg.sql()} AS {out.type}) IS NULL"
+
+
+def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
+    """The conditions that occur twice or more in ``nodes`` (one projection), coalesce's implied ones included:
+    DataFusion's common-subexpression pass takes them out, and a CASE's nullability no longer sees them guard.  An
+    expression that occurs twice is taken out whole, once: the conditions in it count once."""
+    from collections import Counter
+
+    texts = Counter(n.sql() for node in nodes for n in node.walk())
+    seen: Counter[str] = Counter()
+    done: set[str] = set()
+
+    def visit(t: Translator, n: exp.Expr) -> None:
+        text = n.sql()
+        condition = isinstance(n, exp.Not | exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE)
+        if texts[text] > 1 and not isinstance(n, exp.Column | exp.Literal | exp.Identifier):
+            if condition:  # (itself taken out)
+                seen[text] += 2
+            if text in done:
+                return
+            done.add(text)
+        if isinstance(n, exp.Anonymous) and str(n.name).lower() in _COALESCE:
+            seen.update(_coalesce_guard(t, n, a) for a in n.expressions[:-1])
+        elif condition:
+            seen[text] += 1
+        for child in n.iter_expressions():
+            visit(t, child)
+
+    for node in nodes:
+        visit(typed.translated(node), node)
+    return frozenset(k for k, c in seen.items() if c > 1)
+
+
+def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
+    """Whether a CASE branch is of the CASE's type (else DataFusion casts it, and sees no guard of the cast)."""
+    v = t.values.get(id(then.this if isinstance(then, exp.Paren) else then))
+    return case is not None and v is not None and v.type == case.type
+
+
+def _guards(when: exp.Expr, then: exp.Expr, shared: frozenset[str]) -> bool:
+    """Whether a searched CASE's ``WHEN`` is never true where its ``THEN`` is null: DataFusion's nullability puts
+    null for the THEN in the WHEN and asks whether that folds to false or null (``WHEN x IS NOT NULL THEN x``,
+    ``WHEN x > 0 THEN x``, ``WHEN x IS NOT NULL AND y THEN x``; not ``WHEN x > 0 AND y THEN x``)."""
+    return _folds(when, then.sql(), shared) is not None
+
+
+def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
+    """What ``when`` folds to ("false", "null") with the expression ``key`` null, if it folds (not a ``shared``
+    condition, which DataFusion has made a column)."""
+    when = _unparen(when)
+    if when.sql() in shared:
+        return None
+    if isinstance(when, exp.And):
+        folds = (_folds(when.this, key, shared), _folds(when.expression, key, shared))
+        return "false" if "false" in folds else None
+    if isinstance(when, exp.Not) and isinstance(when.this, exp.Is) and isinstance(when.this.expression, exp.Null):
+        return "false" if when.this.this.sql() == key else None
+    if isinstance(when, exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
+        return "null" if key in (when.this.sql(), when.expression.sql()) else None
+    return None
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
+    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (Acero)."""
     from lancelot.dataset.changes import evaluate
 
-    if not exprs:
+    refs = {n: pc.field(n) for n in table.schema.names}
+    taken = {k: n for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
+    computed = {k: e for k, e in exprs.items() if k not in taken}
+    out = evaluate(table, computed) if computed else None
+    columns = [table.column(taken[k]) if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
+    if not columns:
         return table.select([])
-    return evaluate(table, exprs)
+    return pa.Table.from_arrays(columns, names=list(exprs))
 
 
 def _scan_schema(ds: LanceDataset, with_row_id: bool, with_row_addr: bool) -> pa.Schema:
@@ -68,9 +224,20 @@ def _columns(trees: list[exp.Expr | None], schema: pa.Schema) -> list[str]:
 
 
 def run_select(
-    ds: LanceDataset, sql: str, table_name: str, *, with_row_id: bool = False, with_row_addr: bool = False
-) -> pa.Table:
-    """The result of the SELECT ``sql`` over ``ds`` (named ``table_name`` in FROM).
+    ds: LanceDataset,
+    sql: str,
+    table_name: str,
+    *,
+    with_row_id: bool = False,
+    with_row_addr: bool = False,
+    batch_size: int | None = None,
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The result of the SELECT ``sql`` over ``ds`` (named ``table_name`` in FROM): its schema, and its batches.
+
+    A query without grouping, DISTINCT or ORDER BY streams: each batch of the scan (with WHERE as its filter and
+    LIMIT / OFFSET as its own, so a LIMIT stops the reads) is projected as the iterator advances.  Any other query
+    is computed in full here.  Errors of planning are raised here, errors of evaluation (``1 / 0`` over a row) may
+    come from the iterator.
 
     Args:
         ds: The dataset (its version).
@@ -78,9 +245,10 @@ def run_select(
         table_name: The table name FROM gives.
         with_row_id: The query may read ``_rowid`` (and ``*`` includes it).
         with_row_addr: The query may read ``_rowaddr`` (and ``*`` includes it).
+        batch_size: The most rows a batch of the scan holds (None: the scan's default).
 
     Returns:
-        The result, one table.
+        The result's schema and an iterator of its batches (some may be empty).
 
     Raises:
         SqlError: A query pylance refuses, or one outside the subset (``UnsupportedQueryError``).
@@ -92,40 +260,77 @@ def run_select(
     grouped = q.is_aggregate()
     plain = not grouped and not q.distinct and not q.order
     if q.qualifier is None:  # SELECT 1: one row, no columns
-        base = pa.table({"_": [None]}).select([])
         if where is not None:
             raise SqlError(f"WHERE needs a table (FROM) in {sql!r}")
+        scanned: Iterator[pa.Table] = iter([pa.table({"_": [None]}).select([])])
     else:
-        trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
-        columns = _columns(trees, schema)
-        options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
-        if where is not None and with_row_id:
-            options["with_row_id"] = True
-        if where is not None and with_row_addr:
-            options["with_row_address"] = True
-        if plain:
-            options.update(limit=q.limit, offset=q.offset or None)
-        scanned = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options).to_table()
-        base = scanned.select(columns)
-    out, fields, hidden = (_aggregate if grouped else _rows)(q, base, typed)
+        scanned = _scan(ds, q, schema, where, plain, batch_size, with_row_id, with_row_addr)
+    if plain:
+        exprs, fields = _outputs(q, typed)
+        out_schema = pa.schema(fields)
+        return out_schema, (b for t in scanned for b in _result(_project(t, exprs), out_schema).to_batches())
+    (base,) = scanned  # one table (see _scan)
+    out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
     if q.distinct:
         if hidden:
             raise SqlError(f"for SELECT DISTINCT, ORDER BY expressions must appear in the select list ({sql!r})")
         out = out.group_by([f.name for f in fields], use_threads=False).aggregate([])
     if q.order:
-        out = _sort(out, q, fields)
-    if not plain and (q.limit is not None or q.offset):
+        out = _sort(out, q, None if q.limit is None else q.offset + q.limit)
+    if q.limit is not None or q.offset:
         out = out.slice(q.offset, q.limit)
-    return pa.Table.from_arrays([out.column(f.name) for f in fields], schema=pa.schema(fields))
+    out_schema = pa.schema(fields)
+    return out_schema, iter(_result(out, out_schema).combine_chunks().to_batches())
 
 
-def _rows(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
-    """The output expressions (and the ORDER BY keys not among them, hidden) over the scanned rows."""
+def _scan(
+    ds: LanceDataset,
+    q: Select,
+    schema: pa.Schema,
+    where: pc.Expression | None,
+    plain: bool,
+    batch_size: int | None,
+    with_row_id: bool,
+    with_row_addr: bool,
+) -> Iterator[pa.Table]:
+    """The scan's batches (as tables of the columns the query names): WHERE is its filter and, for a ``plain``
+    query, LIMIT / OFFSET are its own."""
+    trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
+    columns = _columns(trees, schema)
+    options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
+    if where is not None and with_row_id:
+        options["with_row_id"] = True
+    if where is not None and with_row_addr:
+        options["with_row_address"] = True
+    if plain:
+        options.update(limit=q.limit, offset=q.offset or None)
+    if batch_size is not None:
+        options["batch_size"] = batch_size
+    scanner = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options)
+    if not plain:
+        return iter([scanner.to_table().select(columns)])
+    return (pa.Table.from_batches([b]).select(columns) for b in scanner.to_batches())
+
+
+def _result(out: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The output columns of ``out`` as ``schema`` names and types them."""
+    return pa.Table.from_arrays([out.column(f.name) for f in schema], schema=schema)
+
+
+def _outputs(q: Select, typed: _Typed) -> tuple[dict[str, pc.Expression], list[pa.Field]]:
+    """The output expressions over the scanned rows, and their fields."""
+    typed.shared = _shared(typed, [node for _, node in q.items])
     exprs, fields = {}, []
     for name, node in q.items:
         e, t, null = typed(node)
         exprs[name] = e
         fields.append(pa.field(name, t, null))
+    return exprs, fields
+
+
+def _rows(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
+    """The output expressions (and the ORDER BY keys not among them, hidden) over the scanned rows."""
+    exprs, fields = _outputs(q, typed)
     hidden = _order_keys(q, exprs, lambda n: typed(n)[0])
     return _project(base, exprs), fields, hidden
 
@@ -147,14 +352,45 @@ def _output_of(q: Select, node: exp.Expr) -> str | None:
     return next((n for n, e in q.items if e is node or e.sql() == key), None)
 
 
-def _sort(out: pa.Table, q: Select, fields: list[pa.Field]) -> pa.Table:
+def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
+    """``out`` in the query's order (nulls placed per key by a flag column, only for a key that has nulls); with
+    ``first``, only the first rows (a top-k selection, then those sorted: ties at its edge are taken in no set
+    order, as by DataFusion's TopK)."""
     keys: list[tuple[str, str]] = []
     for i, (node, desc, nulls_first) in enumerate(q.order):
         name = _output_of(q, node) or f"\x00order{i}"
-        flag = f"\x00null{i}"
-        out = out.append_column(flag, pc.is_null(out.column(name)))
-        keys += [(flag, "descending" if nulls_first else "ascending"), (name, "descending" if desc else "ascending")]
+        if any(k == name for k, _ in keys):  # (a column already sorted on: ``ORDER BY c0, big`` of ``big AS c0``)
+            continue
+        if out.column(name).null_count:
+            flag = f"\x00null{i}"
+            out = out.append_column(flag, pc.is_null(out.column(name)))
+            keys.append((flag, "descending" if nulls_first else "ascending"))
+        negative_nan, negative_zero = _negatives(out.column(name))
+        if negative_nan is not None:  # DataFusion orders floats totally: -NaN before all, -0.0 before 0.0
+            out = out.append_column(f"\x00nan{i}", negative_nan)
+            keys.append((f"\x00nan{i}", "ascending" if desc else "descending"))
+        keys.append((name, "descending" if desc else "ascending"))
+        if negative_zero is not None:
+            out = out.append_column(f"\x00sign{i}", negative_zero)
+            keys.append((f"\x00sign{i}", "ascending" if desc else "descending"))
+    if first is not None and first < out.num_rows:
+        if first == 0:
+            return out.slice(0, 0)
+        out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
     return out.sort_by(keys)
+
+
+def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.ChunkedArray | None]:
+    """Where a float column is a NaN with its sign bit set, and where it is -0.0 (each None when it is not a float
+    column or has none)."""
+    if not pa.types.is_floating(col.type):
+        return None, None
+    import numpy as np
+
+    signs = pa.chunked_array([pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks], pa.bool_())
+    nan = pc.and_(pc.is_nan(col), signs)
+    zero = pc.and_(pc.equal(col, 0), signs)
+    return (nan if pc.any(nan).as_py() else None), (zero if pc.any(zero).as_py() else None)
 
 
 def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list[pa.Field], list[str]]:
@@ -170,22 +406,22 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         e, t, null = typed(g)
         args[keys[g.sql()]] = e
         key_fields.append(pa.field(keys[g.sql()], t, null))
-    calls: dict[str, tuple[str, Any, pa.Field]] = {}  # aggregate text -> its column, pyarrow aggregation, field
+    calls: dict[str, _Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
-    for tree in trees:
-        for node in tree.walk():
-            if isinstance(node, exp.Anonymous) and is_aggregate(node) and node.sql() not in calls:
-                calls[node.sql()] = _aggregation(q, node, len(calls), args, typed)
+    found = {n.sql(): n for tree in trees for n in tree.walk() if isinstance(n, exp.Anonymous) and is_aggregate(n)}
+    twice = _sums_twice(list(found.values()))
+    for text, call in found.items():
+        calls[text] = _aggregation(q, call, len(calls), args, typed, twice)
     grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
     try:
-        table = grouped.aggregate([spec for _, spec, _ in calls.values()])
+        table = grouped.aggregate([spec for _, specs, _, _ in calls.values() for spec in specs])
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
         raise SqlError(f"cannot compute the aggregates of {q.sql!r}: {e}") from None
-    agg_fields = [f for _, _, f in calls.values()]
+    agg_fields = [f for _, _, f, _ in calls.values()]
     key_names = {f.name for f in key_fields}
     # the aggregates' columns, in the order asked (pyarrow puts the keys first or last, by version)
-    results = [i for i, n in enumerate(table.schema.names) if n not in key_names]
-    cols = [table.column(i).cast(f.type) for i, f in zip(results, agg_fields, strict=True)]
+    results = iter([table.column(i) for i, n in enumerate(table.schema.names) if n not in key_names])
+    cols = [finish([next(results) for _ in specs]) for _, specs, _, finish in calls.values()]
     cols += [table.column(f.name) for f in key_fields]
     table = pa.Table.from_arrays(cols, schema=pa.schema(agg_fields + key_fields))
     over = _Typed(q.sql, table.schema)
@@ -217,10 +453,29 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
     return _project(table, exprs), fields, hidden
 
 
+#: one aggregate call: its column, its pyarrow aggregations, its field, and what makes its column of theirs
+_Call = tuple[str, list[Any], pa.Field, Callable[[list[pa.ChunkedArray]], pa.ChunkedArray | pa.Array]]
+
+
+def _sums_twice(calls: list[exp.Anonymous]) -> bool:
+    """Whether DataFusion sums twice (its single_distinct_aggregation_to_group_by rule: every DISTINCT aggregate of
+    one argument, the others sum / min / max, as an aggregate of the groups by that argument); a sum of decimals then
+    widens twice."""
+    distinct, others = set(), set()
+    for node in calls:
+        operands = node.expressions
+        if len(operands) == 1 and isinstance(operands[0], exp.Distinct):
+            distinct.add(",".join(a.sql() for a in operands[0].expressions))
+        else:
+            others.add(str(node.name).lower())
+    return len(distinct) == 1 and others <= {"sum", "min", "max"}
+
+
 def _aggregation(
-    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed
-) -> tuple[str, Any, pa.Field]:
-    """One aggregate call: its argument added to ``args``, its pyarrow aggregation and its result field."""
+    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed, twice: bool = False
+) -> _Call:
+    """One aggregate call: its argument added to ``args``, its pyarrow aggregations, its result field and how its
+    result is made of theirs."""
     fn = str(node.name).lower()
     col = f"\x00agg{j}"
     operands = node.expressions
@@ -231,7 +486,7 @@ def _aggregation(
         raise SqlError(f"{fn} takes one argument, not {len(operands)}: {node.sql()} in {q.sql!r}")
     arg = operands[0]
     if fn == "count" and not distinct and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal))):
-        return col, ([], "count_all"), pa.field(col, pa.int64(), False)
+        return col, [([], "count_all")], pa.field(col, pa.int64(), False), _first
     if isinstance(arg, exp.Star):
         raise SqlError(f"{fn}(*) is not an aggregate ({q.sql!r})")
     if distinct and fn != "count":
@@ -242,19 +497,53 @@ def _aggregation(
     args[col] = e
     if fn == "count":
         kernel = "count_distinct" if distinct else "count"
-        return col, (col, kernel, pc.CountOptions("only_valid")), pa.field(col, pa.int64(), False)
-    return col, (col, _KERNELS[fn], None), pa.field(col, _result_type(fn, t, q, node), True)
+        return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
+    field = pa.field(col, _result_type(fn, t, q, node), True)
+    if twice and fn == "sum" and pa.types.is_decimal(field.type):
+        field = pa.field(col, _result_type(fn, field.type, q, node), True)
+    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (to 38 digits; pyarrow's mean rounds)
+        if fn == "sum":
+            return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)
+        specs = [(col, "sum", None), (col, "count", pc.CountOptions("only_valid"))]
+        return col, specs, field, lambda cols: _decimal_mean(cols[0], cols[1], field.type)
+    kernel, options = _KERNELS[fn]
+    return col, [(col, kernel, options)], field, lambda cols: cols[0].cast(field.type)
+
+
+def _first(cols: list[pa.ChunkedArray]) -> pa.ChunkedArray:
+    return cols[0]
+
+
+def _decimal_mean(sums: pa.ChunkedArray, counts: pa.ChunkedArray, t: pa.DataType) -> pa.Array:
+    """DataFusion's avg of decimals: the sum scaled to ``t``'s scale, divided by the count, truncated
+    (toward zero)."""
+    import decimal
+
+    out: list[decimal.Decimal | None] = []
+    for total, n in zip(sums.to_pylist(), counts.to_pylist(), strict=True):
+        if total is None or not n:
+            out.append(None)
+            continue
+        sign, digits, exponent = total.as_tuple()
+        v = int("".join(map(str, digits)) or "0") * 10 ** (t.scale + int(exponent))
+        out.append(decimal.Decimal((sign, tuple(map(int, str(v // n))), -t.scale)))
+    return pa.array(out, t)
 
 
 def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
-    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits and floats to float64, avg is
-    float64, min and max keep ``t``."""
+    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits, floats to float64 and decimals
+    by 10 digits, avg widens decimals by 4 digits (of scale too), avg, stddev and var are otherwise float64, min and
+    max keep ``t``."""
     if fn in ("min", "max"):
         return t
-    numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
+    numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)
     if not numeric:
         raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
-    if fn in ("avg", "mean"):
+    if pa.types.is_decimal(t) and fn == "sum":
+        return pa.decimal128(min(38, t.precision + 10), t.scale)
+    if pa.types.is_decimal(t) and fn in ("avg", "mean"):
+        return pa.decimal128(min(38, t.precision + 4), min(38, t.scale + 4))
+    if fn not in ("sum", "min", "max"):  # avg, stddev, var
         return pa.float64()
     if pa.types.is_floating(t):
         return pa.float64()
