@@ -20,9 +20,9 @@ from sqlglot import exp
 
 from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
 from lancelot.sql.errors import SqlError
-from lancelot.sql.nullability import _OPERATORS, nullable
+from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
-from lancelot.sql.values import Val, _unparen
+from lancelot.sql.values import Val, unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -60,7 +60,7 @@ class _Typed:
 
     def __call__(self, node: exp.Expr, *, filter: bool = False) -> tuple[pc.Expression, pa.DataType, bool]:
         t = self.translated(node, filter=filter)
-        v = t.values[id(_unparen(node))]
+        v = t.values[id(unparen(node))]
         if filter and not (pa.types.is_boolean(v.type) or pa.types.is_null(v.type)):
             raise SqlError(f"the condition {node.sql()} of the SQL query {self.sql!r} is not a boolean ({v.type})")
         return v.expr, v.type, _nullable(t, node, self.shared)
@@ -97,7 +97,7 @@ def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
     branch may be, but for a branch its WHEN guards (``WHEN x > 0 THEN x``) unless the guard is ``shared``; coalesce
     as the CASE DataFusion makes of it (``CASE WHEN a IS NOT NULL THEN a ... ELSE z END``, up to its first argument
     that is never null)."""
-    node = _unparen(node)
+    node = unparen(node)
     if isinstance(node, exp.Case):
         default = node.args.get("default")
         if default is None or _nullable(t, default, shared):
@@ -110,7 +110,7 @@ def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
         return False
     v = t.values.get(id(node))
     plain = v is None or (not v.failed and v.const is None)
-    if plain and isinstance(node, _OPERATORS) and not isinstance(node, exp.Is | exp.Not):
+    if plain and isinstance(node, STRICT_OPERATORS) and not isinstance(node, exp.Is | exp.Not):
         children = [node.this, node.args.get("expression"), node.args.get("low"), node.args.get("high")]
         children += node.expressions if isinstance(node, exp.In) else []
         return any(
@@ -129,7 +129,7 @@ def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
 def _coalesce_guard(t: Translator, call: exp.Expr, arg: exp.Expr) -> str:
     """The text of the ``IS NOT NULL`` DataFusion's CASE for coalesce tests ``arg`` with (of ``arg`` cast to the
     result's type when it is not of it)."""
-    v, out = t.values.get(id(_unparen(arg))), t.values.get(id(call))
+    v, out = t.values.get(id(unparen(arg))), t.values.get(id(call))
     if v is None or out is None or v.type == out.type:
         return f"NOT {arg.sql()} IS NULL"
     return f"NOT CAST({arg.sql()} AS {out.type}) IS NULL"
@@ -182,7 +182,7 @@ def _guards(when: exp.Expr, then: exp.Expr, shared: frozenset[str]) -> bool:
 def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
     """What ``when`` folds to ("false", "null") with the expression ``key`` null, if it folds (not a ``shared``
     condition, which DataFusion has made a column)."""
-    when = _unparen(when)
+    when = unparen(when)
     if when.sql() in shared:
         return None
     if isinstance(when, exp.And):

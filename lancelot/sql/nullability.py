@@ -21,7 +21,7 @@ from lancelot.sql.values import ARITHMETIC, COMPARISONS, column_parts, is_litera
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
 
-_OPERATORS = (
+STRICT_OPERATORS = (
     *COMPARISONS,
     *ARITHMETIC,
     exp.And,
@@ -57,7 +57,7 @@ def nullable(t: Translator, node: exp.Expr) -> bool:
         return False
     if isinstance(node, exp.Not) and isinstance(unparen(node.this), exp.Is):
         return False
-    if isinstance(node, _OPERATORS):
+    if isinstance(node, STRICT_OPERATORS):
         children = [node.this, node.args.get("expression"), node.args.get("low"), node.args.get("high")]
         children += node.expressions if isinstance(node, exp.In) else []
         return any(nullable(t, c) for c in children if isinstance(c, exp.Expr) and not isinstance(c, exp.DataType))
