@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from lancelot.encodings.compression import points
 from lancelot.encodings.compression.points import le
+from lancelot.encodings.compression.segments import aligned_words
 from lancelot.util.arrays import empty
 from lancelot.util.jit import NumpyUntilHot, njit
 
@@ -215,9 +216,9 @@ def inline_chunks_kernel(
     out = empty(int(counts.sum()), dtype)
     scratch = np.empty(1024, dtype=dtype)
     bad = np.zeros(2, dtype=np.int64)
-    tb = np.dtype(dtype).itemsize
-    aligned = data.ndim == 1 and data.strides[0] == 1 and data.ctypes.data % tb == 0
-    words = data[: len(data) // tb * tb].view(dtype) if aligned else scratch[:0]
+    words = aligned_words(data, dtype)
+    if words is None:
+        words = scratch[:0]
     status = _inline_chunks(data, starts, sizes, counts, _ORDER, scratch, scratch.view(np.uint8), out, bad, words)
     return status, out, int(bad[0]), int(bad[1])
 

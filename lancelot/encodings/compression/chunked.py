@@ -43,7 +43,7 @@ from lancelot.encodings.compression.rle import rle_widths
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
 from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
 from lancelot.encodings.compression.rle_kernel import decode_runs
-from lancelot.encodings.compression.segments import Segments, gather, readonly, segments_mask
+from lancelot.encodings.compression.segments import Segments, aligned_words, gather, readonly, segments_mask
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.encodings.compression.zstd_kernel import inflate_frames
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -196,10 +196,9 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
     if numpy:
         status = vn.join_numpy(raw, starts, counts, ow, first, last, offsets, data)
     else:
-        aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
-        words = (
-            raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
-        )
+        words = aligned_words(raw, uint_dtype(bits))
+        if words is None or (starts % ow).any():
+            words = readonly(np.zeros(0, uint_dtype(bits)))
         status = vk.join(raw, words, starts, counts, ow, first, last, offsets, data)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return VariableWidthBlock(offsets, data, int(counts.sum()))
@@ -221,8 +220,9 @@ def _fsst_variable(table: SymbolTable, var: pb.Variable, buffers: list[Segments]
     require(n * ow <= int(sizes.sum()), vk.MESSAGES[vk.SHORT_BUFFER])
     s_starts = empty(n, np.int64)
     s_ends = empty(n, np.int64)
-    aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
-    words = raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
+    words = aligned_words(raw, uint_dtype(bits))
+    if words is None or (starts % ow).any():
+        words = readonly(np.zeros(0, uint_dtype(bits)))
     status = vk.spans(raw, words, starts, sizes, counts, ow, s_starts, s_ends)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return fsst_decode_where(table, raw, s_starts, s_ends)

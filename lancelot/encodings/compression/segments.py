@@ -121,6 +121,16 @@ def gather(
     return data[ranges_index(starts, lengths)]
 
 
+def aligned_words(raw: np.ndarray, dtype: np.dtype[Any] | type) -> np.ndarray | None:
+    """``raw`` (1-D bytes) seen as words of ``dtype`` when it starts at a multiple of their size, else
+    None (the flag of the view: no ``ctypes`` object per call)."""
+    if raw.ndim != 1 or raw.strides[0] != 1:
+        return None
+    size = np.dtype(dtype).itemsize
+    words = raw[: len(raw) // size * size].view(dtype)
+    return words if words.flags.aligned else None
+
+
 def readonly(a: NDArray[_T]) -> NDArray[_T]:
     """A read-only view of ``a`` (numba compiles one specialization per writability: keep it one)."""
     if not a.flags.writeable:

@@ -196,6 +196,8 @@ class MiniBlockPage(ChunkTables, PageReader):
         """The last chunk each row needs: a row that is the last to start in a chunk with a
         trailer spills into the following chunks, up to the first of them without one."""
         t = self.table
+        if t.plain:  # no row goes on past its chunk
+            return first
         last: np.ndarray = first.copy()
         spill = (rows == t.row_ends[first] - 1) & t.trailer[first]
         if spill.any():
@@ -206,6 +208,9 @@ class MiniBlockPage(ChunkTables, PageReader):
         """The chunks holding ``rows`` (sorted unique chunk indices)."""
         t = self.table
         if is_contiguous(rows):
+            if t.plain:  # (the chunks of the first and last rows and those between)
+                search = t.row_ends.searchsorted
+                return np.arange(int(search(int(rows[0]), "right")), int(search(int(rows[-1]), "right")) + 1)
             ends = rows[[0, -1]]
             first = np.searchsorted(t.row_ends, ends, side="right")
             last = self._last_chunks(first, ends)
@@ -234,11 +239,17 @@ class MiniBlockPage(ChunkTables, PageReader):
         if plan is None:
             t = self.table
             chunks = self._chunks_for(rows)
-            a, b = _spans(chunks)
-            lo = t.offsets[a]
-            ranges = list(zip(lo.tolist(), (t.offsets[b] + t.sizes[b] - lo).tolist()))
-            size = t.sizes[chunks]
-            plan = ChunkPlan(chunks, ranges, size, _offsets(size), t.items[chunks])
+            c0, c1 = int(chunks[0]), int(chunks[-1])
+            if c1 - c0 + 1 == len(chunks):  # one run of chunks (a range read): slices, one byte range
+                lo = int(t.offsets[c0])
+                ranges = [(lo, int(t.offsets[c1]) + int(t.sizes[c1]) - lo)]
+                size, items = t.sizes[c0 : c1 + 1].copy(), t.items[c0 : c1 + 1].copy()
+            else:
+                a, b = _spans(chunks)
+                lo_runs = t.offsets[a]
+                ranges = list(zip(lo_runs.tolist(), (t.offsets[b] + t.sizes[b] - lo_runs).tolist()))
+                size, items = t.sizes[chunks], t.items[chunks]
+            plan = ChunkPlan(chunks, ranges, size, _offsets(size), items)
             if key is not None:
                 if plans is None or len(plans) >= RANGE_PLANS:
                     plans = self._range_plans = {}
@@ -316,6 +327,16 @@ class MiniBlockPage(ChunkTables, PageReader):
     def _select(self, rows: np.ndarray, chunks: np.ndarray, dec: DecodedChunks) -> PageLevels:
         """The levels and values of ``rows`` out of the decoded chunks."""
         t = self.table
+        if t.plain and is_contiguous(rows):
+            # no repetition, a run of rows: the chunks' levels are their rows, from the first chunk's first row
+            n = int(dec.num_levels.sum())
+            a = int(rows[0]) - int(t.first_row[int(chunks[0])])
+            b = a + len(rows)
+            if a == 0 and b == n:
+                return PageLevels(self.meaning, dec.rep, dec.dfn, n, dec.values)
+            if a < 0 or b > n:
+                raise CorruptFileError(f"rows {a}..{b} are not in the {n} decoded levels")
+            return PageLevels(self.meaning, _cut(dec.rep, a, b), _cut(dec.dfn, a, b), b - a, dec.values.slice(a, b - a))
         level_base = _offsets(dec.num_levels)
         n = int(level_base[-1])
         if self.meaning.max_rep == 0 and len(rows) == n and int(rows[0]) == int(t.first_row[chunks[0]]):

@@ -86,6 +86,8 @@ class ChunkTable:
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
         self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
+        #: a page without repetition: every item is a row, chunk k holds rows [first_row[k], row_ends[k])
+        self.plain = known_row_ends is not None
         if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk, so
             # ``_last_chunks`` never looks a chunk up in ``stops``)
             self.trailer, self.stops = self.has_preamble, _NO_CHUNKS

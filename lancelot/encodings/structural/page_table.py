@@ -27,7 +27,7 @@ from lancelot.encodings.structural.leaf import with_validity
 from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, is_contiguous
 from lancelot.encodings.structural.paths import ColumnPath
-from lancelot.encodings.structural.repdef import LevelMeaning, unravel
+from lancelot.encodings.structural.repdef import LevelMeaning, check_levels, unravel
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -274,6 +274,15 @@ class ColumnReader:
         """The path array of decoded page rows."""
         if isinstance(levels, NullRows):
             return pa.nulls(levels.count, self.path.steps[0].type)
+        meaning, dfn = levels.meaning, levels.dfn
+        if not self.path.steps and levels.rep is None and len(meaning.layers) == 1 and not meaning.max_rep:
+            # a top-level leaf: its values, null where the definition level says so (``unravel``'s checks)
+            if dfn is None:
+                return levels.values
+            if len(dfn) == levels.num_levels:
+                check_levels(meaning, None, dfn)
+                null = meaning.null_level(0)
+                return with_validity(levels.values, None if null is None else dfn < null)
         return unravel(
             self.path,
             levels.meaning,
