@@ -70,6 +70,29 @@ def test_update_where_row_id_columns(tmp_path: Path, stable: bool, where: str) -
 
 
 @STABLE
+def test_update_blob_dataset_where_row_id(tmp_path: Path, stable: bool) -> None:
+    """A dataset with a blob column takes update's other path (matched positions, then takes)."""
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        t = pa.table(
+            [pa.array(range(20), pa.int64()), pa.array([bytes([i]) * 10 for i in range(20)], blob.type)],
+            schema=pa.schema([pa.field("id", pa.int64()), blob]),
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ds = lance.write_dataset(t, p, max_rows_per_file=5, enable_stable_row_ids=stable)
+        ds.delete("id % 3 = 1")
+        ds.update({"id": "id + 100"}, where="id % 4 = 2")
+        got = lib.dataset(p).update({"id": "id * 2"}, where="_rowid > 6")
+        d = lance.dataset(p)
+        blobs = [b.readall() for b in d.take_blobs("b", indices=list(range(d.count_rows())))]
+        out.append((got, d.to_table(columns=["id"], with_row_id=True).to_pylist(), blobs))
+    assert out[1] == out[0]
+
+
+@STABLE
 @pytest.mark.parametrize("predicate", ["_rowid > 7", "_rowaddr > 4294967297", "_rowid < 3"])
 def test_fragment_delete_by_row_id_columns(tmp_path: Path, stable: bool, predicate: str) -> None:
     """``LanceFragment.delete`` then ``LanceOperation.Delete``, each library committing its own."""
