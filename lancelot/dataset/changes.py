@@ -83,10 +83,14 @@ class DeleteResult(dict[str, int]):
 # -- SQL (lancelot.sql) ------------------------------------------------------------------------
 
 
-def as_filter(predicate: object, schema: pa.Schema, error: type[LanceError] = ChangeInputError) -> pc.Expression:
-    """A filter given as SQL text (DataFusion's dialect, as pylance) or a pyarrow Expression."""
+def as_filter(
+    predicate: object, schema: pa.Schema, error: type[LanceError] = ChangeInputError, row_ids: bool = False
+) -> pc.Expression:
+    """A filter given as SQL text (DataFusion's dialect, as pylance) or a pyarrow Expression; ``row_ids``: the text
+    may name ``_rowid`` and ``_rowaddr``, as a scan's may (pylance's delete and update predicates may; its
+    merge_insert by-source filter may not)."""
     bad = f"a filter must be an SQL string or a pyarrow.compute.Expression, not {type(predicate)}"
-    return _parsed(predicate, schema, "filter", bad, error)
+    return _parsed(predicate, schema, "filter", bad, error, row_ids)
 
 
 def as_expression(sql: object, schema: pa.Schema) -> pc.Expression:
@@ -95,17 +99,24 @@ def as_expression(sql: object, schema: pa.Schema) -> pc.Expression:
     return _parsed(sql, schema, "expression", bad, ChangeInputError)
 
 
-def _parsed(value: object, schema: pa.Schema, kind: str, bad: str, error: type[LanceError]) -> pc.Expression:
+def _parsed(
+    value: object, schema: pa.Schema, kind: str, bad: str, error: type[LanceError], row_ids: bool = False
+) -> pc.Expression:
     """``value`` itself if an Expression, else its SQL text parsed as a ``kind`` (TypeError ``bad`` for anything else;
-    ``error`` naming the text for SQL that does not parse)."""
+    ``error`` naming the text for SQL that does not parse); ``row_ids``: as a scan's filter, which may name the row-id
+    columns."""
     if isinstance(value, pc.Expression):
         return value
     if not isinstance(value, str):
         raise TypeError(bad)
+    from lancelot.dataset.scan import as_filter as scan_filter
     from lancelot.sql import parse_expression, parse_filter
 
+    parse = scan_filter if row_ids else parse_filter if kind == "filter" else parse_expression
     try:
-        return (parse_filter if kind == "filter" else parse_expression)(value, schema)
+        out = parse(value, schema)
+        assert out is not None  # (text parses to an Expression)
+        return out
     except LanceError as e:
         raise error(f"{kind} {value!r}: {e}") from None
 
@@ -448,7 +459,7 @@ def delete(
     if predicate is None:
         raise DeleteInputError("delete needs a predicate (an SQL string or a pyarrow Expression)")
     text = predicate if isinstance(predicate, str) else str(predicate)
-    expr = as_filter(predicate, ds.schema, DeleteInputError)
+    expr = as_filter(predicate, ds.schema, DeleteInputError, row_ids=True)
 
     def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
@@ -490,7 +501,7 @@ def update(
         if name not in schema.names:
             raise ChangeInputError(f"update: column {name!r} does not exist in the dataset (columns: {schema.names})")
     exprs = {name: as_expression(sql, schema) for name, sql in updates.items()}
-    cond = as_filter(where, schema) if where is not None else None
+    cond = as_filter(where, schema, row_ids=True) if where is not None else None
     top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
 
     def attempt(cur: LanceDataset) -> tuple[Committed, int]:
@@ -501,7 +512,7 @@ def update(
                 if any(name not in schema.names for name in updates):
                     raise ChangeInputError(f"columns {sorted(set(updates) - set(schema.names))} do not exist")
                 exprs = {name: as_expression(sql, schema) for name, sql in updates.items()}
-                cond = as_filter(where, schema) if where is not None else None
+                cond = as_filter(where, schema, row_ids=True) if where is not None else None
             except ChangeInputError as e:  # (pylance: OSError, "Schema error")
                 raise DatasetSchemaError(
                     f"update of dataset {cur.uri!r}: schema of version {cur.version}: {e.message}"

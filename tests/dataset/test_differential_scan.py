@@ -312,12 +312,6 @@ def test_batches_of_a_dictionary_column_as_pylance(tmp_path, version):
     assert [b.to_pylist() for b in ours] == [b.to_pylist() for b in theirs]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lancelot/dataset/changes.py (owner: up): delete() parses its predicate against the dataset's columns "
-    "only and matching_positions computes no row-id column, so a predicate naming _rowid / _rowaddr raises "
-    "DeleteInputError ('No field named _rowid'); pylance deletes the rows it names",
-)
 @pytest.mark.parametrize("predicate", ["_rowid > 5", "_rowaddr < 4294967296", "_rowid % 3 = 0 AND id > 4"])
 def test_delete_by_row_id_columns_as_pylance(tmp_path, predicate):
     out = []
@@ -329,11 +323,6 @@ def test_delete_by_row_id_columns_as_pylance(tmp_path, predicate):
     assert out[1] == out[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lancelot/dataset/changes.py (owner: up): update(where=...) naming _rowid raises ChangeInputError "
-    "('No field named _rowid'), as delete does; pylance updates the rows it names",
-)
 def test_update_where_row_id_as_pylance(tmp_path):
     out = []
     for lib in (lance, lancelot):
