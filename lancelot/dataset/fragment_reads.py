@@ -95,8 +95,8 @@ class ReadsMixin:
             columns: Names; None for all.
             filter: A ``pyarrow.compute`` Expression.
             positions: Add a last int64 column of each row's physical position.
-            limit: With a filter, the rows are read in growing chunks until this many passed (the
-                first rows that pass, maybe a few more); None for all.
+            limit: With a filter, only the first this many rows that pass, read in chunks until that
+                many passed; None for all.
 
         Returns:
             A ``pyarrow.Table``.
@@ -134,6 +134,8 @@ class ReadsMixin:
                     mask[d] = False
                     t = t.filter(pa.array(mask))
             t = apply_filter(t, filter, self.where)
+            if limit is not None and t.num_rows > limit - progress[0]:  # (the other columns of those kept only)
+                t = t.slice(0, limit - progress[0])
             if rest and t.num_rows:
                 pos = t.column(POS).to_numpy()
                 if t.num_rows * 4 < b - a:
