@@ -87,6 +87,7 @@ class ReadsMixin:
         filter: pc.Expression | None = None,
         *,
         positions: bool = False,
+        limit: int | None = None,
     ) -> pa.Table:
         """The fragment's live rows (the engine under scans; users call ``to_table``).
 
@@ -94,6 +95,8 @@ class ReadsMixin:
             columns: Names; None for all.
             filter: A ``pyarrow.compute`` Expression.
             positions: Add a last int64 column of each row's physical position.
+            limit: With a filter, only the first this many rows that pass, read in chunks until that
+                many passed; None for all.
 
         Returns:
             A ``pyarrow.Table``.
@@ -119,7 +122,9 @@ class ReadsMixin:
         out_cols = cols + [POS] if positions else cols
         parts = []
         deleted = self.deleted_positions()
-        for a, b in self.zone_ranges(zone_filters(filter)):
+        progress = [0, 0]  # (rows passed, rows read: they size the next chunk under a limit)
+        for a, b in _chunks(self.zone_ranges(zone_filters(filter)), limit, progress):
+            progress[1] += b - a
             # the filter's columns first; the other columns only for the rows that pass (late materialisation)
             t = self.read_physical(fcols, a, b).append_column(POS, pa.array(np.arange(a, b, dtype=np.int64)))
             if len(deleted):
@@ -129,6 +134,8 @@ class ReadsMixin:
                     mask[d] = False
                     t = t.filter(pa.array(mask))
             t = apply_filter(t, filter, self.where)
+            if limit is not None and t.num_rows > limit - progress[0]:  # (the other columns of those kept only)
+                t = t.slice(0, limit - progress[0])
             if rest and t.num_rows:
                 pos = t.column(POS).to_numpy()
                 if t.num_rows * 4 < b - a:
@@ -140,6 +147,7 @@ class ReadsMixin:
             elif rest:
                 continue
             parts.append(t.select(out_cols))
+            progress[0] += t.num_rows
         if not parts:
             return self.empty_table(cols, positions)
         if not out_cols:  # concat_tables drops the rows of column-less tables
@@ -372,6 +380,32 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
 
 #: deletion filters of at least this many cells (rows x columns) run a column per thread (one per CPU, at most 4)
 PARALLEL_FILTER_CELLS = 1 << 20
+
+
+#: a read with a limit: the first chunk reads at least this many rows
+FIRST_CHUNK_ROWS = 1 << 13
+
+
+def _chunks(ranges: list[tuple[int, int]], limit: int | None, progress: list[int]) -> Iterator[tuple[int, int]]:
+    """``ranges`` as they are without a limit; with one, in chunks until ``limit`` rows passed (``progress``:
+    the rows passed and read so far, updated by the caller between chunks): the first of 8 rows a row
+    wanted, each next sized from the share of rows that passed so far (a quarter more), four times the
+    rows read when none passed."""
+    for a, b in ranges:
+        while a < b:
+            if limit is not None and progress[0] >= limit:
+                return
+            passed, seen = progress
+            if limit is None:
+                size = b - a
+            elif not seen:
+                size = max(FIRST_CHUNK_ROWS, limit * 8)
+            elif not passed:
+                size = seen * 4
+            else:
+                size = max(FIRST_CHUNK_ROWS, (limit - passed) * seen * 5 // (passed * 4) + 1)
+            yield a, min(b, a + size)
+            a += size
 
 
 def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -170,10 +170,12 @@ def pieces(scan: LanceScanner, chunk: int | None) -> Iterator[Piece]:
     reads = _in_order(scan, cols, need_pos or (chunk is not None and scan.filter is not None))
     # remote with a limit: a few fragments' reads in flight side by side, none issued past the limit
     ahead = scan.limit is not None and not scan.state.ds.store.is_local
-    for frag, t in read_ahead(_reads(scan, reads, cols, chunk, need_pos), READ_AHEAD if ahead else 0):
+    passed = [0]  # (the rows that passed the filter so far: a later fragment's read needs fewer)
+    for frag, t in read_ahead(_reads(scan, reads, cols, chunk, need_pos, passed), READ_AHEAD if ahead else 0):
         if scan.filter is None:  # (offset and limit planned from the fragments' row counts)
             yield frag, t
             continue
+        passed[0] += t.num_rows
         for piece in _batches_of(frag, t, chunk, False):
             piece, skip, left = _window(piece, skip, left)
             if piece.num_rows:
@@ -183,16 +185,23 @@ def pieces(scan: LanceScanner, chunk: int | None) -> Iterator[Piece]:
 
 
 def _reads(
-    scan: LanceScanner, reads: InOrder | None, cols: list[str], chunk: int | None, need_pos: bool
+    scan: LanceScanner,
+    reads: InOrder | None,
+    cols: list[str],
+    chunk: int | None,
+    need_pos: bool,
+    passed: list[int],
 ) -> Iterator[Callable[[], Piece]]:
     """The reads of ``pieces``, in order, not yet run: without a filter, the pieces in [offset,
-    offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass."""
+    offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass (with a
+    limit, the first offset + limit of them less those ``passed`` in the fragments read before)."""
     skip, left = scan.offset, scan.limit
     for i, frag in enumerate(scan.state.frags):
         if left is not None and left <= 0:
             return
-        if scan.filter is not None:
-            yield partial(_whole, reads, frag, i, cols, scan.filter, need_pos or bool(chunk))
+        if scan.filter is not None:  # (a limit: the read stops once offset + limit rows passed)
+            want = None if scan.limit is None else max(1, scan.offset + scan.limit - passed[0])
+            yield partial(_whole, reads, frag, i, cols, scan.filter, need_pos or bool(chunk), want)
             continue
         n = frag.count_rows()
         if skip >= n:
@@ -269,10 +278,17 @@ def slice_rows(t: pa.Table, offset: int, length: int | None = None) -> pa.Table:
 
 
 def _whole(
-    reads: InOrder | None, frag: Fragment, i: int, cols: list[str], filt: pc.Expression | None, pos: bool
+    reads: InOrder | None,
+    frag: Fragment,
+    i: int,
+    cols: list[str],
+    filt: pc.Expression | None,
+    pos: bool,
+    want: int | None = None,
 ) -> Piece:
-    """A fragment's live rows (that pass ``filt``), from its run when read together (``reads``)."""
-    return frag, reads.read(i) if reads is not None else frag.read(cols, filt, positions=pos)
+    """A fragment's live rows (that pass ``filt``; at least the first ``want`` of them, when given), from its run
+    when read together (``reads``)."""
+    return frag, reads.read(i) if reads is not None else frag.read(cols, filt, positions=pos, limit=want)
 
 
 def _live_range(frag: Fragment, a: int, b: int, cols: list[str], need_pos: bool) -> Piece:

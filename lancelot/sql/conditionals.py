@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.expression_tree import Call, Literal, Node
 from lancelot.sql.types import comparison_common
 from lancelot.sql.values import Val
 
@@ -47,21 +48,25 @@ def lazy_branches(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Va
     """The CASE as DataFusion runs it, a branch only on the rows that take it (udfs.lazy_case), over
     the dataset columns it reads; None when no branch can fail, it reads no column, or one the
     schema does not hold."""
-    from lancelot.sql.expression_tree import Call, Node, expression_tree, fields
+    from lancelot.sql.expression_tree import expression_tree, fields
     from lancelot.sql.udfs import lazy_case
 
     if all(v.const is not None for v in (*conds, *vals)):
         return None
 
-    def calls(n: Node) -> set[str]:
-        return {n.function}.union(*(calls(a) for a in n.args)) if isinstance(n, Call) else set()
+    def fallible(n: Node) -> bool:
+        if not isinstance(n, Call):
+            return False
+        if n.function not in _INFALLIBLE and not (n.function == "cast" and _widening(t.schema, n)):
+            return True
+        return any(fallible(a) for a in n.args)
 
     names: list[str] = []
     try:
         trees = [expression_tree(v.expr) for v in (*conds, *vals)]
     except ValueError:
         return None
-    if set().union(*(calls(tree) for tree in trees)) <= _INFALLIBLE:
+    if not any(fallible(tree) for tree in trees):
         return None
     for tree in trees:
         for path in fields(tree):
@@ -72,6 +77,55 @@ def lazy_branches(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Va
     inputs = {name: t.schema.field(name).type for name in names}
     udf = lazy_case(inputs, [c.expr for c in conds], [v.expr for v in vals], vals[0].type)
     return t.call(udf, [Val(pc.field(name), inputs[name]) for name in names], node)
+
+
+_STRINGS = (pa.string(), pa.large_string(), pa.string_view())
+
+
+def _widening(schema: pa.Schema, cast: Call) -> bool:
+    """Whether ``cast`` cannot fail whatever its input's values: to the same type, an integer to a wider
+    one (or to float64 from 32 bits or fewer, to a decimal with room for its digits), float32 to float64,
+    a decimal to one with at least its integer and fraction digits, a number, boolean, date or time to string."""
+    to = (cast.options or {}).get("to_type")
+    src = _type_of(schema, cast.args[0]) if len(cast.args) == 1 else None
+    if not isinstance(to, pa.DataType) or src is None:
+        return False
+    if src == to:
+        return True
+    if to in _STRINGS:
+        return bool(pa.types.is_primitive(src) or pa.types.is_decimal(src) or src in _STRINGS)
+    if pa.types.is_integer(src):
+        bits, signed = src.bit_width, pa.types.is_signed_integer(src)
+        digits = len(str(2**bits - 1 if not signed else 2 ** (bits - 1)))
+        if pa.types.is_integer(to):
+            return (
+                to.bit_width > bits
+                and (pa.types.is_signed_integer(to) or not signed)
+                or (to.bit_width == bits and pa.types.is_signed_integer(to) == signed)
+            )
+        if pa.types.is_decimal(to):
+            return bool(to.precision - to.scale >= digits)
+        return bool((pa.types.is_float64(to) and bits <= 32) or (pa.types.is_float32(to) and bits <= 16))
+    if pa.types.is_float32(src):
+        return bool(pa.types.is_float64(to))
+    if pa.types.is_decimal(src) and pa.types.is_decimal(to):
+        return bool(to.scale >= src.scale and to.precision - to.scale >= src.precision - src.scale)
+    return False
+
+
+def _type_of(schema: pa.Schema, n: Node) -> pa.DataType | None:
+    """The type of a field (of ``schema``), a literal or a cast; None for another call."""
+    if isinstance(n, Literal):
+        return n.value.type
+    if isinstance(n, Call):
+        to = (n.options or {}).get("to_type") if n.function == "cast" else None
+        return to if isinstance(to, pa.DataType) else None
+    i = schema.get_field_index(n.path[0])
+    typ: pa.DataType | None = schema.field(i).type if i >= 0 else None
+    for part in n.path[1:]:
+        j = typ.get_field_index(part) if typ is not None and pa.types.is_struct(typ) else -1
+        typ = typ.field(j).type if typ is not None and j >= 0 else None
+    return typ
 
 
 def lazy_coalesce(t: Translator, node: exp.Expr, vals: list[Val]) -> Val | None:

@@ -74,7 +74,10 @@ def _read(steps: list[tuple[str, str]], i: int, batch: pa.RecordBatch) -> tuple[
         i += 1
         while steps[i][0] != "end":
             if steps[i][0] == "options":
-                options = batch.column(int(steps[i][1]))[0].as_py()
+                col = batch.column(int(steps[i][1]))
+                options = col[0].as_py()
+                if "to_type" in options:  # (a cast's target: its type, as the value is null)
+                    options["to_type"] = col.type.field("to_type").type
                 i += 1
                 continue
             arg, i = _read(steps, i, batch)
