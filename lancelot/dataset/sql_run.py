@@ -353,6 +353,29 @@ def _output_of(q: Select, node: exp.Expr) -> str | None:
 
 
 def _sort(out: pa.Table, q: Select, first: int | None) -> pa.Table:
+    """``out`` in the query's order (``_sort_plain``).  View columns (``CAST(x AS VARCHAR)`` is a string_view, as
+    DataFusion's) are sorted and taken as their large type, then cast back: pyarrow's ``take`` has no kernel for
+    them, and its ``select_k_unstable`` crashes the process on a string_view key."""
+    views = {f.name: f.type for f in out.schema if pa.types.is_string_view(f.type) or pa.types.is_binary_view(f.type)}
+    if not views:
+        return _sort_plain(out, q, first)
+    plain = pa.Table.from_arrays(
+        [
+            c.cast(_LARGE[pa.types.is_string_view(c.type)]) if f.name in views else c
+            for f, c in zip(out.schema, out.columns)
+        ],
+        names=out.column_names,
+    )
+    done = _sort_plain(plain, q, first)  # (with the sort's helper columns, which the caller drops)
+    cols = [c.cast(views[n]) if n in views else c for n, c in zip(done.column_names, done.columns)]
+    return pa.Table.from_arrays(cols, names=done.column_names)
+
+
+#: the large type a view column is sorted as: binary_view's, string_view's
+_LARGE = (pa.large_binary(), pa.large_string())
+
+
+def _sort_plain(out: pa.Table, q: Select, first: int | None) -> pa.Table:
     """``out`` in the query's order (nulls placed per key by a flag column, only for a key that has nulls); with
     ``first``, only the first rows (a top-k selection, then those sorted: ties at its edge are taken in no set
     order, as by DataFusion's TopK)."""

@@ -148,6 +148,10 @@ UNORDERED = [
 
 ORDERED = [
     "SELECT id FROM dataset ORDER BY id",
+    # string_view results (a cast to text): pyarrow cannot take them, and its top-k crashed the process on them
+    "SELECT big, CAST(x AS VARCHAR) AS w FROM dataset ORDER BY w DESC, big LIMIT 3",
+    "SELECT big, CAST(x AS VARCHAR) AS w FROM dataset ORDER BY big",
+    "SELECT DISTINCT CAST(x AS VARCHAR) AS w FROM dataset ORDER BY w",
     "SELECT id, s FROM dataset ORDER BY id DESC, big",
     "SELECT id FROM dataset ORDER BY id NULLS FIRST LIMIT 5",
     "SELECT big FROM dataset ORDER BY big DESC LIMIT 5 OFFSET 3",
