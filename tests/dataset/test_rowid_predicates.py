@@ -176,3 +176,21 @@ def test_merge_insert_update_condition_row_id_columns(
     (want, want_rows), (got, got_rows) = _both(tmp_path, stable, change)
     assert got == want
     assert got_rows == want_rows
+
+
+@pytest.mark.parametrize("condition", ["y > 5", "y > source.x", "_rowid > 3 AND y < 8", "x > 5"])
+def test_merge_insert_update_condition_unqualified_names(tmp_path: Path, condition: str) -> None:
+    """A name only one side has may go unqualified (the target's row-id columns, a column the source lacks); one both
+    sides have is ambiguous (OSError), as in pylance."""
+    src = pa.table({"id": pa.array([1, 3, 7, 8], pa.int64()), "x": [-1.0, 9.0, 2.0, 20.0]})
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        t = pa.table({"id": pa.array(range(10), pa.int64()), "x": [float(i) for i in range(10)], "y": list(range(10))})
+        lance.write_dataset(t, p)
+        try:
+            got: Any = lib.dataset(p).merge_insert("id").when_matched_update_all(condition=condition).execute(src)
+        except OSError:
+            got = OSError
+        out.append((got, lance.dataset(p).to_table().to_pylist()))
+    assert out[1] == out[0]
