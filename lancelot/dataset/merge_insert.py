@@ -35,6 +35,7 @@ from lancelot.dataset.changes import (
 )
 from lancelot.dataset.merge_join import POS as _POS
 from lancelot.dataset.merge_join import KeyJoin
+from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, row_columns
 from lancelot.errors import LanceError, LanceValueError
 
 _NONE = np.empty(0, np.int64)
@@ -472,12 +473,15 @@ class MergeInsertBuilder:
 
     # -- when_matched_update_all(condition) -------------------------------------------------------
     def _match_condition(self, cur: LanceDataset, src: pa.Table) -> pc.Expression:
-        """The condition over ``source.x`` / ``target.x``, as a filter over columns named ``__source_x`` /
-        ``__target_x`` of a joined table."""
+        """The condition over ``source.x`` / ``target.x`` (and the target's ``_rowid`` / ``_rowaddr``), as a filter
+        over columns named ``__source_x`` / ``__target_x`` of a joined table; a name only one side has may go
+        unqualified (SQL name resolution, as pylance's DataFusion)."""
         assert self._condition is not None
         text = qualified_to_plain(self._condition)
-        fields = [pa.field(f"__target_{f.name}", f.type) for f in cur.schema]
+        target = list(cur.schema) + [pa.field(n, pa.uint64()) for n in (ROW_ID, ROW_ADDR)]
+        fields = [pa.field(f"__target_{f.name}", f.type) for f in target]
         fields += [pa.field(f"__source_{f.name}", f.type) for f in src.schema]
+        fields += _unqualified(target, list(src.schema))
         try:
             return as_filter(text, pa.schema(fields), MergeInsertError)
         except MergeInsertError as e:
@@ -486,18 +490,33 @@ class MergeInsertBuilder:
     def _condition_holds(
         self, cond: pc.Expression, f: Any, pos: np.ndarray, src: pa.Table, srow: np.ndarray
     ) -> np.ndarray:
+        assert self._condition is not None
+        old = f.take_physical(list(self._ds.schema.names), pos)
+        # the matched rows' row ids / addresses, only when the condition may name them
+        for name, col in row_columns(f, pos, {n for n in (ROW_ID, ROW_ADDR) if n in self._condition}, 0).items():
+            old = old.append_column(name, col)
         try:
-            return condition_mask(cond, f.take_physical(list(self._ds.schema.names), pos), src.take(pa.array(srow)))
+            return condition_mask(cond, old, src.take(pa.array(srow)))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise MergeInsertError(f"cannot evaluate the update condition {self._condition!r}: {e}") from None
 
 
+def _unqualified(target: list[pa.Field], source: list[pa.Field]) -> list[pa.Field]:
+    """The fields only one side of the join has: names a condition may use unqualified."""
+    t, s = {f.name for f in target}, {f.name for f in source}
+    return [f for f in target if f.name not in s] + [f for f in source if f.name not in t]
+
+
 def condition_mask(cond: pc.Expression, old: pa.Table, new: pa.Table) -> np.ndarray:
     """Which matched pairs (target row ``old[i]``, source row ``new[i]``) an update condition keeps (``cond`` reads
-    ``__target_x`` and ``__source_x``: ``qualified_to_plain``)."""
+    ``__target_x`` and ``__source_x``: ``qualified_to_plain``; and ``x`` where only one side has ``x``)."""
     t = pa.table(
         {f"__target_{n}": old.column(n) for n in old.column_names}
         | {f"__source_{n}": new.column(n) for n in new.column_names}
+        | {
+            f.name: (old if f.name in old.column_names else new).column(f.name)
+            for f in _unqualified(old.schema, new.schema)
+        }
     ).append_column(_POS, pa.array(np.arange(old.num_rows, dtype=np.int64)))
     ok = np.zeros(old.num_rows, dtype=bool)
     ok[t.filter(cond).column(_POS).to_numpy()] = True

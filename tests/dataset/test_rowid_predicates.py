@@ -120,8 +120,24 @@ def test_fragment_delete_by_row_id_columns(tmp_path: Path, stable: bool, predica
             ),
             ValueError,
         ),
+        (  # the source has no row ids
+            lambda ds: (
+                ds.merge_insert("id")
+                .when_matched_update_all(condition="source._rowid > 1")
+                .execute(pa.table({"id": pa.array([0, 3], pa.int64()), "x": [0.0, 0.0]}))
+            ),
+            OSError,
+        ),
+        (  # nor a merge_insert's update condition
+            lambda ds: (
+                ds.merge_insert("id")
+                .when_matched_update_all(condition="target._rowoffset > 1")
+                .execute(pa.table({"id": pa.array([0, 3], pa.int64()), "x": [0.0, 0.0]}))
+            ),
+            OSError,
+        ),
     ],
-    ids=["delete_rowoffset", "update_value_rowid", "by_source_rowid"],
+    ids=["delete_rowoffset", "update_value_rowid", "by_source_rowid", "merge_source_rowid", "merge_rowoffset"],
 )
 def test_row_id_columns_refused_as_pylance(tmp_path: Path, change: Callable[[Any], Any], error: type) -> None:
     for lib in (lance, lancelot):
@@ -133,20 +149,48 @@ def test_row_id_columns_refused_as_pylance(tmp_path: Path, change: Callable[[Any
         assert lance.dataset(p).version == ds.version  # nothing committed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lancelot/dataset/merge_insert.py (owner: up): _match_condition parses the condition over __target_x / "
-    "__source_x only and _condition_holds computes no row-id column, so 'target._rowid' / '_rowid' raise "
-    "MergeInsertError ('No field named __target__rowid'); pylance updates the matched rows the condition names",
-)
 @STABLE
-@pytest.mark.parametrize("condition", ["target._rowid > 10", "_rowid > 10", "target._rowaddr > 8589934592"])
-def test_merge_insert_update_condition_row_id_columns(tmp_path: Path, stable: bool, condition: str) -> None:
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "target._rowid > 10",
+        "_rowid > 10",
+        "target._rowaddr > 8589934592",
+        "_rowaddr > 8589934592",
+        "_rowid = _rowaddr",
+        "target._rowid < source.id",
+        "`_rowid` % 2 = 0 AND target.x > 5",
+    ],
+)
+@pytest.mark.parametrize("insert", [False, True], ids=["update", "upsert"])
+def test_merge_insert_update_condition_row_id_columns(
+    tmp_path: Path, stable: bool, insert: bool, condition: str
+) -> None:
+    """The target's row ids / addresses, qualified or not (only the target has them), in the update condition."""
     src = pa.table({"id": pa.array([0, 3, 5, 9, 12, 15, 27, 102, 500], pa.int64()), "x": [-1.0] * 9})
 
     def change(ds: Any, lib: Any) -> Any:
-        return ds.merge_insert("id").when_matched_update_all(condition=condition).execute(src)
+        b = ds.merge_insert("id").when_matched_update_all(condition=condition)
+        return (b.when_not_matched_insert_all() if insert else b).execute(src)
 
     (want, want_rows), (got, got_rows) = _both(tmp_path, stable, change)
     assert got == want
     assert got_rows == want_rows
+
+
+@pytest.mark.parametrize("condition", ["y > 5", "y > source.x", "_rowid > 3 AND y < 8", "x > 5"])
+def test_merge_insert_update_condition_unqualified_names(tmp_path: Path, condition: str) -> None:
+    """A name only one side has may go unqualified (the target's row-id columns, a column the source lacks); one both
+    sides have is ambiguous (OSError), as in pylance."""
+    src = pa.table({"id": pa.array([1, 3, 7, 8], pa.int64()), "x": [-1.0, 9.0, 2.0, 20.0]})
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        t = pa.table({"id": pa.array(range(10), pa.int64()), "x": [float(i) for i in range(10)], "y": list(range(10))})
+        lance.write_dataset(t, p)
+        try:
+            got: Any = lib.dataset(p).merge_insert("id").when_matched_update_all(condition=condition).execute(src)
+        except OSError:
+            got = OSError
+        out.append((got, lance.dataset(p).to_table().to_pylist()))
+    assert out[1] == out[0]
