@@ -181,14 +181,6 @@ class NumpyUntilHot:
         self._ready = all(compiled(k) for k in self.kernels)
         return self._ready
 
-    def wait(self) -> bool:
-        """Whether the kernels are ready, after waiting for their background preparation if it is under
-        way (a large input rather waits than runs numpy beside it: both need the interpreter lock)."""
-        t = self.thread
-        if t is not None and not self.ready():
-            t.join()
-        return self.ready()
-
     def numpy_call(self, warm: Callable[[], object], work: int = 0) -> None:
         """Record a numpy call doing ``work``; on the ``HOT_CALLS``-th call, or once the work reaches
         ``warm_work``, ``warm()`` runs in the background (few large calls cost as much as many small ones)."""

@@ -180,9 +180,10 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
     first = np.empty(len(counts), dtype=np.int64)
     last = np.empty(len(counts), dtype=np.int64)
     starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (seg.starts, seg.sizes, counts))
-    # a fresh process: numpy until the kernels are loaded (same output; a large input waits for them once
-    # they are being prepared)
-    numpy = not (HOT_VARIABLE.wait() if len(raw) >= 1 << 20 else HOT_VARIABLE.ready())
+    # a fresh process: numpy until the kernels are loaded (same output).  A large input does not wait for
+    # their preparation either: on an empty numba cache it compiles for seconds (a full read of TPC-H orders
+    # SF1 that waited took 21-24 s, against 2.5-5 s in numpy beside the compilation; docs/performance.md)
+    numpy = not HOT_VARIABLE.ready()
     if numpy:
         HOT_VARIABLE.numpy_call(lambda: _variable_warm(raw, ow), work=len(raw))
         status = vn.extents_numpy(raw, starts, sizes, counts, ow, first, last)

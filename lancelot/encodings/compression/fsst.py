@@ -22,7 +22,7 @@ import numpy as np
 from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
-from lancelot.encodings.compression.fsst_numpy import BLOCK_CODES, decode_numpy_blocks
+from lancelot.encodings.compression.fsst_numpy import decode_numpy_blocks
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util.arrays import empty
@@ -137,7 +137,7 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
     codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
     n_codes = int(ends.sum() - starts.sum()) if len(starts) else 0
-    if _small(HOT_ONE, n_codes):
+    if _small(HOT_ONE):
         symbols = np.asarray(table.symbols)[None]
         status, out, out_offs = decode_numpy_blocks(
             codes,
@@ -240,13 +240,14 @@ HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode_from, warm_
 HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables, warm_work=WARM_WORK)
 
 
-def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
-    """Whether ``n_codes`` codes are decoded in numpy (fsst_numpy.py) rather than by the kernels (while the kernels are
-    not loaded in this process: a fresh process's first takes and scans)."""
+def _small(hot: NumpyUntilHot) -> bool:
+    """Whether codes are decoded in numpy (fsst_numpy.py) rather than by the kernels: while the kernels are not loaded
+    in this process (a fresh process's first takes and scans; a large input does not wait for their preparation,
+    which on an empty numba cache compiles for seconds)."""
     m = mode["decode"]
     if m != "auto":
         return m == "numpy"
-    return not (hot.wait() if n_codes >= BLOCK_CODES else hot.ready())
+    return not hot.ready()
 
 
 def _check_status(status: int, table: str) -> None:
@@ -305,7 +306,7 @@ def fsst_decode_tables(
         require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
         require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
     codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
-    if _small(HOT_TABLES, end - start):
+    if _small(HOT_TABLES):
         status, out, out_offs = decode_numpy_blocks(
             codes, offs[:-1], offs[1:], tables.symbols, tables.lengths, tables.n_symbols, table_of
         )
