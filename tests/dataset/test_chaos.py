@@ -48,7 +48,18 @@ if a["lib"] == "pylance":
     def compact():
         lance.dataset(a["uri"], storage_options=so).optimize.compact_files(target_rows_per_fragment=4 * a["rows"])
     def cleanup(): pass
-    def clean(e): return isinstance(e, (OSError, ValueError, RuntimeError)) and "onflict" in str(e)
+    def clean(e):
+        if isinstance(e, (OSError, ValueError, RuntimeError)) and "onflict" in str(e):
+            return True
+        # the manifest it was about to read was cleaned up meanwhile by a lancelot worker (a slow reader,
+        # as lancelot's workers allow): that version is no longer listed
+        import re
+        m = re.search(r"_versions/(\d+)\.manifest was not found", str(e))
+        if not isinstance(e, OSError) or m is None:
+            return False
+        n = int(m.group(1))
+        v = n if n < 2**63 else 2**64 - 1 - n  # V1 names the version, V2 counts down from u64::MAX
+        return v not in [x["version"] for x in lance.dataset(a["uri"], storage_options=so).versions()]
 else:
     import pyarrow.compute as pc
     from datetime import timedelta
