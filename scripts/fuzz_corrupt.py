@@ -482,7 +482,6 @@ def set_mode(mode: str) -> None:
 
     on = mode == "kernel"
     jit.NumpyUntilHot.ready = lambda self: on  # type: ignore[method-assign]
-    jit.NumpyUntilHot.wait = lambda self: on  # type: ignore[method-assign]
     jit.NumpyUntilHot.numpy_call = lambda self, warm, work=0: None  # type: ignore[method-assign]
     fsst.mode["decode"] = mode
     miniblock_points.mode["points"] = mode

@@ -46,7 +46,6 @@ def decode_path(request, monkeypatch):
     """Every numpy-until-hot path forced onto its numba kernel, or onto its numpy formulation."""
     on = request.param == "kernel"
     monkeypatch.setattr(jit.NumpyUntilHot, "ready", lambda self: on)
-    monkeypatch.setattr(jit.NumpyUntilHot, "wait", lambda self: on)
     monkeypatch.setattr(jit.NumpyUntilHot, "numpy_call", lambda self, warm, work=0: None)
     monkeypatch.setitem(fsst.mode, "decode", request.param)
     monkeypatch.setitem(miniblock_points.mode, "points", request.param)
@@ -261,7 +260,6 @@ def test_fuzz_trials_that_broke_the_contract(tmp_path, monkeypatch, kind, versio
     fuzz = _fuzz_script()
     on = mode == "kernel"
     monkeypatch.setattr(jit.NumpyUntilHot, "ready", lambda self: on)
-    monkeypatch.setattr(jit.NumpyUntilHot, "wait", lambda self: on)
     monkeypatch.setattr(jit.NumpyUntilHot, "numpy_call", lambda self, warm, work=0: None)
     monkeypatch.setitem(fsst.mode, "decode", mode)
     monkeypatch.setitem(miniblock_points.mode, "points", mode)
