@@ -3,8 +3,10 @@
 ``s3_server`` (session) starts one ``ThreadedMotoServer``; ``s3_dataset`` gives each test a
 fresh bucket and the storage options lancelot (s3fs names) and pylance (object_store names)
 need to reach it.  moto honours conditional puts (``If-None-Match: *``), so commit races are
-real on this endpoint.  The fixtures reach every test through tests/conftest.py's
-``pytest_plugins``; tests import only the helpers (``DropReplyProxy``...) from here.
+real on this endpoint; its check and write are two steps, though, so the fixture makes each PUT
+atomic (``_atomic_puts``), as S3 is, or two racing commits could both "create" a manifest.
+The fixtures reach every test through tests/conftest.py's ``pytest_plugins``; tests import only
+the helpers (``DropReplyProxy``...) from here.
 """
 
 from __future__ import annotations
@@ -69,10 +71,38 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _atomic_puts() -> None:
+    """Serialise moto's PUT handler: S3 checks ``If-None-Match: *`` and writes in one step, moto in two.
+
+    Without this, two writers committing the same version at once could both succeed (the second
+    overwriting the first's manifest): a lost commit that S3 would never allow.  A CI run of
+    test_concurrency_s3 once lost a pylance append while every writer reported success, which this
+    window explains (both libraries send ``If-None-Match: *`` for manifests).  The server runs in
+    this process, so a lock around the handler is enough."""
+    import functools
+    import threading
+
+    from moto.s3.responses import S3Response
+
+    put = S3Response.put_object
+    if getattr(put, "_atomic", False):
+        return
+    lock = threading.Lock()
+
+    @functools.wraps(put)
+    def atomic(self, *args, **kwargs):
+        with lock:
+            return put(self, *args, **kwargs)
+
+    atomic._atomic = True  # type: ignore[attr-defined]
+    S3Response.put_object = atomic
+
+
 @pytest.fixture(scope="session")
 def s3_server():
     from moto.server import ThreadedMotoServer
 
+    _atomic_puts()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
