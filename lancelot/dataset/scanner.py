@@ -179,12 +179,9 @@ class LanceScanner:
             frags = ds.get_fragments()
         else:
             frags = []
-            fragments = list(fragments)
-            # many fragments: one lookup table, not a search of the version's fragments each
-            by_id = {f.fragment_id: f for f in ds.fragments} if len(fragments) > 8 else None
             for f in fragments:
                 fid = f if isinstance(f, int) else int(f.fragment_id)  # a fragment or its id
-                mine = ds.get_fragment(fid) if by_id is None else by_id.get(fid)
+                mine = ds.get_fragment(fid)  # (one lookup in the version's id table)
                 if mine is None:
                     raise LanceValueError(f"{where}: fragment {fid} is not in this version")
                 frags.append(mine)
