@@ -26,6 +26,7 @@ from lancelot.dataset.column_files import (
     scatter_live,
     write_column_files,
 )
+from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, row_columns
 from lancelot.errors import LanceError, OSErrorMessage
 from lancelot.format.pb import file_pb2, table_pb2
 
@@ -320,7 +321,8 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     from lancelot.dataset.writing import as_batches
 
     right_on = right_on or left_on
-    if left_on not in ds.schema.names:
+    by_row = left_on in (ROW_ID, ROW_ADDR)  # pylance joins on the row ids or addresses too (not _rowoffset)
+    if not by_row and left_on not in ds.schema.names:
         raise SchemaEvolutionError(f"dataset {ds.uri!r}: column {left_on} does not exist in the left side dataset")
     sch, batches = as_batches(pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data, schema)
     right = pa.Table.from_batches(list(batches), schema=sch)
@@ -332,7 +334,7 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
             raise SchemaEvolutionError(f"column {n} exists in both sides of the dataset")
     if right.column(0).num_chunks == 0:  # no batch at all: pylance's join refuses it
         raise SchemaEvolutionError(f"dataset {ds.uri!r}: merge: no data on the right side (no record batch)")
-    want, got = ds.schema.field(left_on).type, right.schema.field(right_on).type
+    want, got = pa.uint64() if by_row else ds.schema.field(left_on).type, right.schema.field(right_on).type
     if want != got:
         raise SchemaEvolutionError(
             f"dataset {ds.uri!r}: key column type mismatch: {left_on} is {want}, {right_on} {got}"
@@ -351,7 +353,10 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
 
     def values(f: Fragment) -> pa.Table:
         n = f.physical_rows
-        left = f.read_physical([left_on], 0, n).rename_columns([key])
+        if by_row:  # (every physical row: a deleted one's key matches nothing that is read)
+            left = pa.table({key: row_columns(f, np.arange(n, dtype=np.int64), {left_on}, 0)[left_on]})
+        else:
+            left = f.read_physical([left_on], 0, n).rename_columns([key])
         left = left.append_column("__pos", pa.array(np.arange(n, dtype=np.int64)))
         j = left.join(numbers, key, join_type="left outer", use_threads=False).sort_by("__pos")
         return right.take(j.column("__r"))  # (no match: a null row number, a row of nulls)

@@ -369,3 +369,30 @@ def test_schema_changes_read_no_manifest_back(tmp_path, monkeypatch):
         theirs = lance.dataset(uri)
         assert ds.version == theirs.version and ds.schema == theirs.schema
         assert ds.to_table() == lancelot.dataset(uri).to_table() == theirs.to_table()
+
+
+@pytest.mark.parametrize("stable", [True, False], ids=["stable", "addresses"])
+@pytest.mark.parametrize(
+    "left_on, key_type",
+    [("_rowid", pa.uint64()), ("_rowaddr", pa.uint64()), ("_rowid", pa.int64()), ("_rowoffset", pa.uint64())],
+    ids=["rowid", "rowaddr", "rowid-int64", "rowoffset"],
+)
+def test_merge_on_row_ids_as_pylance(tmp_path, stable, left_on, key_type):
+    """``merge(left_on="_rowid" | "_rowaddr")`` joins on each row's id or address, after deletes and an
+    update that moved a row (stable ids keep its id, not its address); other key types and ``_rowoffset``
+    are refused alike."""
+    theirs, ours = twins(tmp_path, pa.table({"id": pa.array(range(10), pa.int64())}), stable=stable, rows_per_file=4)
+    keys = [0, 1, 3, 5, 9, (1 << 32) + 1, 2 << 32]
+    right = pa.table({"rid": pa.array(keys, key_type), "y": pa.array(range(len(keys)), pa.int64())})
+    outcomes = []
+    for lib, path in ((lance, theirs), (lancelot, ours)):
+        ds = lib.dataset(path)
+        ds.delete("id = 2")
+        ds.update({"id": "id + 100"}, where="id = 5")
+        try:
+            lib.dataset(path).merge(right, left_on=left_on, right_on="rid")
+            outcomes.append("merged")
+        except OSError as e:
+            outcomes.append(f"refused ({type(e).__name__})" if lib is lance else "refused (OSError)")
+    assert outcomes[0] == outcomes[1]
+    assert_twins(theirs, ours, row_ids=True)
