@@ -198,3 +198,26 @@ def test_packed_struct_fields_as_pylance(tmp_path, writer, version):
         assert ds.take([3, 41, 0]).equals(pa.concat_tables([table, table]).take([3, 41, 0])), mod.__name__
     files = [f for frag in lance.dataset(path).get_fragments() for f in frag.data_files()]
     assert [(f.fields, f.column_indices) for f in files] == [([0, 1, 4], [0, 1, 2])] * 2
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_dropping_a_packed_struct_child(tmp_path, version):
+    """After ``drop_columns(["c.a"])`` lancelot reads the other children's values (pylance 14 decodes the packed
+    row from its start and returns another child's bytes); both libraries leave the same fields and files."""
+    table = _packed_table(version)
+    paths = {}
+    for lib, mod in LIBS.items():
+        paths[lib] = str(tmp_path / lib)
+        mod.write_dataset(table, paths[lib], data_storage_version=version)
+        mod.dataset(paths[lib]).drop_columns(["c.a"])
+    c = table["c"].combine_chunks()
+    kept = pa.StructArray.from_arrays([c.field("b")], ["b"], mask=c.is_null() if c.null_count else None)
+    expected = table.set_column(1, "c", kept)
+    for path in paths.values():
+        got = lancelot.dataset(path).to_table()
+        assert got.column("c").to_pylist() == expected.column("c").to_pylist()
+        assert got.drop_columns(["c"]).equals(table.drop_columns(["c"]))
+    twins = [lance.dataset(p) for p in paths.values()]
+    assert twins[0].schema == twins[1].schema
+    files = [[(f.fields, f.column_indices) for g in ds.get_fragments() for f in g.data_files()] for ds in twins]
+    assert files[0] == files[1]
