@@ -155,3 +155,31 @@ def test_compaction_both_ways(twins, tmp_path, writer, compactor):
     theirs, ours = _state(lance, copy), _state(lancelot, copy)
     _assert_same(theirs, ours)
     assert theirs["by indices"] == before
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_thresholds_and_pack_rollover_as_pylance(tmp_path, version):
+    """``blob_field`` thresholds: inline, packed and dedicated values interleaved, packed sidecars that fill up and
+    roll over; sidecar ids are given in row order, so descriptions and sidecars are pylance's, byte for byte."""
+    values = _values([5, 10, 11, 500, 999, 1000, 1001, 5000, None, 0] * 30, 3)
+    paths = {}
+    for lib, mod in LIBS.items():
+        field = mod.blob_field(
+            "b", inline_size_threshold=10, dedicated_size_threshold=1000, pack_file_size_threshold=20000
+        )
+        schema = pa.schema([pa.field("id", pa.int64()), field])
+        table = pa.Table.from_arrays([pa.array(range(len(values))), mod.blob_array(values)], schema=schema)
+        paths[lib] = _write_once(lib, str(tmp_path / lib), table, version)
+    theirs, ours = (lance.dataset(paths[lib]).to_table().column("b") for lib in LIBS)
+    assert blob_storage(ours).equals(blob_storage(theirs))
+    assert _sidecars(paths["lancelot"]) == _sidecars(paths["pylance"])
+    for path in paths.values():
+        for mod in LIBS.values():
+            assert blob_bytes(mod.dataset(path).take_blobs("b", indices=list(range(len(values))))) == values
+
+
+def _write_once(lib: str, path: str, table: pa.Table, version: str) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LIBS[lib].write_dataset(table, path, data_storage_version=version, max_rows_per_file=120)
+    return path
