@@ -24,7 +24,11 @@ of fixed-width values, packed structs, blobs, structs without children).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
+
+from lancelot.format.pb import file_pb2
 
 PREFIX = "lance-encoding:"
 PACKED_KEY = PREFIX + "packed"
@@ -70,7 +74,29 @@ def is_packed_struct(field: pa.Field, version: str) -> bool:
     """A struct stored as one packed-struct column in a file of ``version``."""
     if not pa.types.is_struct(field.type):
         return False
-    legacy, key = value(field, LEGACY_PACKED_KEY), value(field, PACKED_KEY)
+    return _packed(value(field, LEGACY_PACKED_KEY), value(field, PACKED_KEY), version)
+
+
+def column_owners(fields: Sequence[file_pb2.Field], version: str) -> list[file_pb2.Field]:
+    """The fields of a Lance schema (pre-order) that own the columns of a file of ``version``, in column order: at 2.0
+    every field, at 2.1+ the leaves; a packed struct owns one column and its descendants none.  Their ids are a
+    ``DataFile``'s ``fields`` as pylance writes them (a packed struct's children listed would shift every later
+    column)."""
+    inside: set[int] = set()  # the ids of packed structs and their descendants
+    for f in fields:
+        md = f.metadata
+        raw = md.get(LEGACY_PACKED_KEY), md.get(PACKED_KEY)
+        legacy, key = (None if r is None else _text(r) for r in raw)
+        if f.parent_id in inside or (f.logical_type == "struct" and _packed(legacy, key, version)):
+            inside.add(f.id)
+    owned = [f for f in fields if f.parent_id not in inside]
+    if not is_structural(version):
+        return owned
+    parents = {f.parent_id for f in owned}
+    return [f for f in owned if f.id not in parents or f.id in inside]
+
+
+def _packed(legacy: str | None, key: str | None, version: str) -> bool:
     if is_structural(version):
         return is_truthy(legacy) or is_truthy(key)
     if legacy is not None:

@@ -172,10 +172,11 @@ class BlobV2Writer:
         kind[has_data & (size > dedicated)] = KIND_DEDICATED
         inline = valid & ~external & (kind == KIND_INLINE)
         position[inline] = self._write_inline(raw, offs, size, inline)
-        for r in np.flatnonzero(kind == KIND_PACKED).tolist():
-            position[r], blob_id[r] = self._write_packed(raw[offs[r] : offs[r + 1]], pack_max)
-        for r in np.flatnonzero(kind == KIND_DEDICATED).tolist():
-            blob_id[r] = self._write_dedicated(raw[offs[r] : offs[r + 1]])
+        for r in np.flatnonzero(kind != KIND_INLINE).tolist():  # in row order: sidecar ids are numbered as pylance's
+            if kind[r] == KIND_PACKED:
+                position[r], blob_id[r] = self._write_packed(raw[offs[r] : offs[r + 1]], pack_max)
+            else:
+                blob_id[r] = self._write_dedicated(raw[offs[r] : offs[r + 1]])
         if external.any() and not self.allow_external:
             assert uri is not None
             first = uri[int(np.flatnonzero(external)[0])].as_py()

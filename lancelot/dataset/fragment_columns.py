@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from lancelot import versions
+from lancelot import field_metadata, versions
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.memo import IdentityMemo
 from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
@@ -148,8 +148,7 @@ class ColumnsMixin:
         matched by the field ids in their own schema."""
         tops = self._ds.top_field_names
         desc = list(lf.descriptor.schema.fields)
-        parents = {int(f.parent_id) for f in desc}
-        owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
+        owners = field_metadata.column_owners(desc, lf.version)
         fparent = {int(f.id): int(f.parent_id) for f in desc}
 
         def file_top(fid: int) -> int:
@@ -164,6 +163,10 @@ class ColumnsMixin:
             self._check_columns(lf, df, owners)
         else:
             listed = {int(x) for x in df.fields}
+            for x in list(listed):  # and their ancestors: lancelot once listed a packed struct's children, not it
+                while fparent.get(x, -1) != -1 and fparent[x] not in listed:
+                    x = fparent[x]
+                    listed.add(x)
             pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
         names: dict[str, str] = {}
         for fid, did in pairs:
@@ -253,8 +256,7 @@ class ColumnsMixin:
         lf, names = self.file_columns()[k]
         df = self.data_fragment.files[k]
         desc = list(lf.descriptor.schema.fields)
-        parents = {int(x.parent_id) for x in desc}
-        owners = desc if not versions.parse(lf.version).structural else [x for x in desc if int(x.id) not in parents]
+        owners = field_metadata.column_owners(desc, lf.version)
         ids = {int(o.id): int(d) for o, d in zip(owners, df.fields)} if len(owners) == len(df.fields) else {}
         fnode = field_trees(desc)[names[f.name]]
         dnode = field_trees(self._ds.manifest.fields)[f.name]

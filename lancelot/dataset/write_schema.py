@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from lancelot import versions
+from lancelot import field_metadata
 from lancelot.dataset import append_fill, blob_schema
 from lancelot.dataset.manifest import ManifestFile, field_paths
 from lancelot.dataset.memo import IdentityMemo
@@ -185,11 +185,7 @@ def _type_key(fields: Iterable[file_pb2.Field]) -> list[tuple[str, str, bool]]:
 
 def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[int], list[int]]:
     """(DataFile.fields, DataFile.column_indices) of a file holding ``fields`` at ``version``."""
-    if not versions.parse(version).structural:
-        ids = [int(f.id) for f in fields]
-    else:
-        parents = {int(f.parent_id) for f in fields}
-        ids = [int(f.id) for f in fields if int(f.id) not in parents]
+    ids = [int(f.id) for f in field_metadata.column_owners(fields, version)]
     return ids, list(range(len(ids)))
 
 

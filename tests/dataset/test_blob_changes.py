@@ -24,7 +24,7 @@ from lancelot.dataset.blob_write import logical_values
 from lancelot.errors import LanceError
 from tests.dataset.helpers import blob_bytes, blob_storage
 
-VERSIONS = ["2.0", "2.1", "2.2"]
+VERSIONS = ["2.0", "2.1", "2.2", "2.3"]
 BLOB = {"lance-encoding:blob": "true"}
 #: sizes of each batch: inline, packed (> 64 KiB at 2.2), null, empty, small
 SIZES = [[10, 70_000, None, 0, 3, 1000], [5, None, 90_000, 64, 0, 2]]

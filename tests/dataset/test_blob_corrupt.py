@@ -35,7 +35,7 @@ from lancelot.io import source as source_mod
 from lancelot.io.source import MemorySource
 from tests.helpers import bounded
 
-VERSIONS = ["2.0", "2.1", "2.2"]
+VERSIONS = ["2.0", "2.1", "2.2", "2.3"]
 BLOB = {"lance-encoding:blob": "true"}
 ROWS = 40
 TRIALS = 12

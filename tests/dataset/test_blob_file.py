@@ -270,7 +270,7 @@ def test_blob_file_over_a_1_gib_range(sparse, monkeypatch, buffer_size):
         f.close()
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_inline_blob_range_reads_only_that_range(tmp_path, monkeypatch, version):
     """take_blobs of an inline blob (in the data file at every version) reads only the ranges asked
     for from the data file: 4 KiB from the middle of a 3 MiB blob costs 4 KiB of file reads."""

@@ -38,7 +38,7 @@ def _batch(n: int, seed: int) -> pa.RecordBatch:
     return pa.record_batch([col(), pa.array(range(n), pa.int64()), col()], schema=SCHEMA)
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_blob_positions_match_pylance(tmp_path, version):
     batches = [_batch(40, seed) for seed in range(4)]
     paths = {}

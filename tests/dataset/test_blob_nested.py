@@ -15,7 +15,7 @@ from lancelot.dataset.blob import NoSuchColumnError
 from lancelot.errors import LanceError
 from tests.dataset.helpers import blob_bytes
 
-VERSIONS = ["2.0", "2.1", "2.2"]
+VERSIONS = ["2.0", "2.1", "2.2", "2.3"]
 BLOB = {"lance-encoding:blob": "true"}
 STRUCT = pa.struct([pa.field("b", pa.large_binary(), metadata=BLOB), pa.field("i", pa.int32())])
 #: the values of ``s.b`` of each row: inline, null, packed (> 64 KiB at 2.2), empty, dedicated (> 4 MiB)

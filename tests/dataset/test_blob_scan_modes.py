@@ -21,7 +21,7 @@ import lancelot
 from lancelot.dataset.blob_file import BlobFile
 from lancelot.errors import LanceError
 
-VERSIONS = ["2.0", "2.1", "2.2"]
+VERSIONS = ["2.0", "2.1", "2.2", "2.3"]
 BLOB = {"lance-encoding:blob": "true"}
 STRUCT = pa.struct([pa.field("b", pa.large_binary(), metadata=BLOB), pa.field("i", pa.int32())])
 SCHEMA = pa.schema(

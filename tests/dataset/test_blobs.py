@@ -21,7 +21,7 @@ from lancelot.dataset.blob import BlobColumnError, DeletedRowError, NoSuchColumn
 from lancelot.errors import CorruptFileError, LanceError
 from tests.dataset.helpers import blob_bytes, blob_storage
 
-VERSIONS = ["2.0", "2.1", "2.2"]
+VERSIONS = ["2.0", "2.1", "2.2", "2.3"]
 BLOB = {"lance-encoding:blob": "true"}
 #: sizes that cover pylance 14's blob v2 kinds: inline (<= 64 KiB), packed (<= 4 MiB), dedicated
 SIZES = [10, None, 0, 65536, 65537, 200_000, 4 * 1024 * 1024 + 1, 3]

@@ -48,19 +48,21 @@ RELATIVE = pa.struct([("start", pa.uint64()), ("size", pa.uint64()), ("part", pa
 
 #: out-of-line blob values start on this alignment (pylance's page buffer alignment)
 ALIGN = 64
+#: the byte pylance pads page buffers with (so blob regions are byte-identical to pylance's)
+PAD_BYTE = 0x48
 
 
 def padded(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The values ``raw[starts[i] : starts[i] + sizes[i]]`` laid out as pylance writes out-of-line blob buffers:
-    each at a multiple of 64 bytes, padded with zeros to the next (no padding after the last); their starts in
-    the result and the result.  Empty values take no room (their start is the next value's)."""
+    each at a multiple of 64 bytes, padded to the next with pylance's pad byte (``PAD_BYTE``; no padding after the
+    last); their starts in the result and the result.  Empty values take no room (their start is the next value's)."""
     slots = -(-sizes // ALIGN) * ALIGN
     out_starts = np.zeros(len(sizes), np.int64)
     np.cumsum(slots[:-1], out=out_starts[1:])
     keep = np.flatnonzero(sizes > 0)
     if not len(keep):
         return out_starts, np.zeros(0, np.uint8)
-    out = np.zeros(int(out_starts[keep[-1]] + sizes[keep[-1]]), np.uint8)
+    out = np.full(int(out_starts[keep[-1]] + sizes[keep[-1]]), PAD_BYTE, np.uint8)
     for i in keep.tolist():  # one slice copy per value: cheaper than per-byte index arrays past ~100 bytes
         o, s, n = int(out_starts[i]), int(starts[i]), int(sizes[i])
         out[o : o + n] = raw[s : s + n]
