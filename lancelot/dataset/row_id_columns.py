@@ -66,3 +66,37 @@ def _row_versions(frag: Fragment, which: str) -> np.ndarray:
     if which not in cache:
         cache[which] = row_versions(frag.data_fragment, which, None, frag.where)
     return cache[which]
+
+
+def check_update_predicate(where: object, schema: pa.Schema) -> None:
+    """Refuse an update's SQL predicate naming the columns pylance's update predicates lack, which its scans and deletes
+    have: ``_rowoffset`` (OSError there) and the row-version columns (ValueError, no such field). Anything else is
+    left to the parse that follows.
+
+    Args:
+        where: The predicate as given (SQL text is checked).
+        schema: The dataset's schema.
+
+    Raises:
+        RowOffsetFilterError: It names ``_rowoffset`` (an OSError, as pylance).
+        SqlError: It names a row-version column (a ValueError, as pylance).
+    """
+    if not isinstance(where, str) or not any(c in where for c in (ROW_OFFSET, *_VERSIONS)):
+        return
+    from lancelot.sql import parse_filter
+    from lancelot.sql.errors import RowOffsetFilterError, SqlError
+
+    named = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+    try:
+        expr = parse_filter(where, pa.schema([*schema, *named]))
+    except SqlError:
+        return
+    from lancelot.sql.expression_tree import expression_tree, fields
+
+    extra = {f.name for f in named} - {ROW_ID, ROW_ADDR}
+    used = [p[0] for p in fields(expression_tree(expr)) if p and p[0] in extra]
+    if ROW_OFFSET in used:
+        raise RowOffsetFilterError(f"update predicate {where!r}: Column {ROW_OFFSET} does not exist")
+    if used:
+        raise SqlError(f"update predicate {where!r}: No field named {used[0]} (update predicates may name only "
+                       f"{ROW_ID} and {ROW_ADDR} besides the dataset's columns)")  # fmt: skip
