@@ -540,7 +540,12 @@ def qualified_to_plain(sql: str) -> str:
 
 def _plain(m: re.Match[str]) -> str:
     side, name = m.group(1).lower(), m.group(2)
-    if name[0] in '`"':
+    if name[0] == '"':  # pylance's DataFusion reads ``target."x"`` as a string index into ``target``, and refuses it
+        raise MergeInsertError(
+            f"Failed to parse UpdateIf condition: Only dot notation or index access is supported for field access "
+            f"({m.group(0)}: quote the name with backticks)"
+        )
+    if name[0] == "`":
         name = name[1:-1]
     return f"`__{side}_{name}`"
 
