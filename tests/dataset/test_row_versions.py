@@ -53,7 +53,24 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
     "rename": lambda lib, ds: ds.alter_columns({"path": "v", "name": "w"}),
     "overwrite": lambda lib, ds: lib.write_dataset(_rows(50, 55), ds.uri, mode="overwrite"),
     "restore": lambda lib, ds: lib.dataset(ds.uri, version=2).restore(),
+    "add_sql": lambda lib, ds: ds.add_columns({"z": "id * 2"}),
+    "add_null": lambda lib, ds: ds.add_columns(pa.field("n", pa.int32())),
+    "merge_join": lambda lib, ds: ds.merge(pa.table({"id": pa.array(range(20), pa.int64()), "j": range(20)}), "id"),
+    "cast": lambda lib, ds: ds.alter_columns({"path": "id", "data_type": pa.int32()}),
+    "merge_one_fragment": lambda lib, ds: _merge_one_fragment(lib, ds),
 }
+
+
+def _merge_one_fragment(lib: Any, ds: Any) -> Any:
+    """A column added to the second fragment only (its other rows read as null), committed as a ``Merge``."""
+    frags = [f.metadata for f in ds.get_fragments()]
+    one, schema = ds.get_fragments()[1].merge_columns(
+        lambda b: pa.record_batch([pa.array([7] * b.num_rows)], names=["k"]), columns=["id"]
+    )
+    frags[1] = one
+    return lib.LanceDataset.commit(ds.uri, lib.LanceOperation.Merge(frags, schema), read_version=ds.version)
+
+
 HISTORIES = [
     ["append", "update", "upsert", "delete", "compact", "update"],
     ["upsert", "compact", "upsert"],
@@ -68,6 +85,11 @@ HISTORIES = [
     ["append", "delete", "compact_deletions", "upsert"],
     ["update", "drop", "compact"],
     ["update", "rename", "delete", "compact"],
+    ["update", "add_sql", "append", "update"],
+    ["add_null", "update"],
+    ["delete", "merge_join", "compact"],
+    ["upsert", "cast"],
+    ["update", "merge_one_fragment", "update"],
 ]
 
 
