@@ -116,6 +116,10 @@ def conjuncts(node: Node) -> list[Node]:
 _FROM_SQL: weakref.WeakValueDictionary[int, pc.Expression] = weakref.WeakValueDictionary()
 
 
+#: the field paths of the Expressions ``check_fields`` saw, by text
+_PATHS: dict[str, list[tuple[str, ...]]] = {}
+
+
 def mark_from_sql(expr: pc.Expression) -> pc.Expression:
     """``expr``, remembered as a filter parsed from SQL text: ``check_fields`` lets it through."""
     _FROM_SQL[id(expr)] = expr
@@ -137,11 +141,15 @@ def check_fields(expr: pc.Expression, schema: pa.Schema, also: Collection[str] =
     """
     if _FROM_SQL.get(id(expr)) is expr:
         return
-    try:
-        paths = fields(expression_tree(expr))
-    except (ValueError, IndexError, KeyError, pa.ArrowException):
-        return
-    for path in paths:
+    text = str(expr)
+    if text not in _PATHS:  # (walking the tree deserializes the Expression: once per text)
+        if len(_PATHS) >= 256:
+            _PATHS.clear()
+        try:
+            _PATHS[text] = fields(expression_tree(expr))
+        except (ValueError, IndexError, KeyError, pa.ArrowException):
+            _PATHS[text] = []
+    for path in _PATHS[text]:
         name = path[0] if path else None
         if isinstance(name, str) and name not in schema.names and name not in also:
             shown = schema.to_string(show_field_metadata=False, show_schema_metadata=False)
