@@ -30,11 +30,13 @@ from lancelot.dataset.deletion import deletion_path, new_deletion_file, serializ
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_files_agree, writable_data_version
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_update
+from lancelot.dataset.row_id_columns import check_update_predicate
 from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetSchemaError, LanceError
 from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.sql.errors import SqlError
+from lancelot.sql.expression_tree import check_fields
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -106,6 +108,8 @@ def _parsed(
     ``error`` naming the text for SQL that does not parse); ``row_ids``: as a scan's filter, which may name the row-id
     columns."""
     if isinstance(value, pc.Expression):
+        if kind == "filter":  # pylance binds it to the dataset's schema (no _rowid there): pyarrow's ArrowInvalid
+            check_fields(value, schema)
         return value
     if not isinstance(value, str):
         raise TypeError(bad)
@@ -501,6 +505,7 @@ def update(
         if name not in schema.names:
             raise ChangeInputError(f"update: column {name!r} does not exist in the dataset (columns: {schema.names})")
     exprs = {name: as_expression(sql, schema) for name, sql in updates.items()}
+    check_update_predicate(where, schema)
     cond = as_filter(where, schema, row_ids=True) if where is not None else None
     top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
 

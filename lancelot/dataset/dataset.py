@@ -34,6 +34,7 @@ from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, 
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.delta import DatasetDelta
     from lancelot.dataset.session import FileCache
     from lancelot.dataset.sql_query import SqlQueryBuilder
     from lancelot.reader import LanceFile
@@ -283,6 +284,24 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         from lancelot.dataset.sql_query import SqlQueryBuilder
 
         return SqlQueryBuilder(self, sql)
+
+    def delta(
+        self, compared_against: int | None = None, *, begin_version: int | None = None, end_version: int | None = None
+    ) -> DatasetDelta:
+        """The changes between two versions (pylance's ``delta``): ``compared_against`` one other version (the range
+        runs from the older of it and this one), or both ``begin_version`` (excluded) and ``end_version``.
+
+        Args:
+            compared_against: The version to compare this one with.
+            begin_version: The range's start (excluded), with ``end_version``.
+            end_version: The range's end (included), with ``begin_version``.
+
+        Returns:
+            A ``DatasetDelta`` (lancelot/dataset/delta.py): inserted and updated rows, deleted row ids, transactions.
+        """
+        from lancelot.dataset.delta import delta
+
+        return delta(self, compared_against, begin_version, end_version)
 
     def migrate_manifest_paths_v2(self) -> None:
         """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists

@@ -199,6 +199,156 @@ class DeletionFile:
         return f"DeletionFile(type='{self.file_type}', num_deleted_rows={self.num_deleted_rows})"
 
 
+class _InlineMeta:
+    """A fragment's inline sequence (the serialized protobuf message the manifest holds), as pylance's opaque meta
+    objects: made by reading a fragment or from JSON, never directly; compared by content; unhashable; picklable."""
+
+    __slots__ = ("inline",)
+    _KEY = ""  # the JSON key of an inline sequence
+    inline: bytes
+
+    def __init__(self) -> None:
+        raise TypeError(f"cannot create '{type(self).__name__}' instances")
+
+    @classmethod
+    def of(cls, inline: bytes) -> Any:
+        """The meta of the serialized sequence ``inline``."""
+        out = object.__new__(cls)
+        out.inline = bytes(inline)
+        return out
+
+    def json(self) -> str:
+        """The meta as pylance's JSON text (``{"Inline": [bytes...]}``, ``{"inline": ...}`` for row versions)."""
+        return json.dumps({self._KEY: list(self.inline)}, separators=(",", ":"))
+
+    @classmethod
+    def _loaded(cls, d: object, error: str) -> Any:
+        if not isinstance(d, dict) or set(d) != {cls._KEY}:
+            raise LanceValueError(f"Could not load {cls.__name__}{error}: expected {{{cls._KEY!r}: [bytes...]}}")
+        try:
+            return cls.of(bytes(d[cls._KEY]))
+        except (TypeError, ValueError) as e:
+            raise LanceValueError(f"Could not load {cls.__name__}{error}: {e}") from None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.inline == self.inline
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_meta_of, (type(self).__name__, self.inline))
+
+
+class RowIdMeta(_InlineMeta):
+    """A fragment's stable row ids (pylance's ``lance.fragment.RowIdMeta``): ``FragmentMetadata.row_id_meta``."""
+
+    __slots__ = ()
+    _KEY = "Inline"
+
+    def asdict(self) -> dict[str, Any]:
+        """The meta as a dict (``{"Inline": [bytes...]}``, what ``to_json`` of its fragment holds)."""
+        return {self._KEY: list(self.inline)}
+
+    @staticmethod
+    def from_json(json: str) -> RowIdMeta:
+        """What ``json()`` gives, read back.
+
+        Args:
+            json: The JSON text.
+
+        Returns:
+            The meta.
+
+        Raises:
+            LanceValueError: Not such JSON (a ValueError, as pylance).
+        """
+        import json as _json
+
+        try:
+            d = _json.loads(json)
+        except (TypeError, ValueError) as e:
+            raise LanceValueError(f"Could not load RowIdMeta due to error: {e}") from None
+        out: RowIdMeta = RowIdMeta._loaded(d, " due to error")
+        return out
+
+    @staticmethod
+    def from_dict(dict: dict[str, Any]) -> RowIdMeta:
+        """What ``asdict()`` gives, read back.
+
+        Args:
+            dict: The dict.
+
+        Returns:
+            The meta.
+
+        Raises:
+            LanceValueError: Not such a dict (a ValueError, as pylance).
+        """
+        out: RowIdMeta = RowIdMeta._loaded(dict, "")
+        return out
+
+
+class RowDatasetVersionMeta(_InlineMeta):
+    """The dataset version each row of a fragment was created in or last updated in (pylance's
+    ``lance.fragment.RowDatasetVersionMeta``): ``FragmentMetadata.created_at_version_meta`` and
+    ``last_updated_at_version_meta``."""
+
+    __slots__ = ()
+    _KEY = "inline"
+
+    def asdict(self) -> dict[str, Any]:
+        """Not supported, as pylance's (use ``json()``).
+
+        Returns:
+            Nothing.
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError("PyRowDatasetVersionMeta.asdict is not yet supported.")
+
+    @staticmethod
+    def from_json(json: str) -> RowDatasetVersionMeta:
+        """What ``json()`` gives, read back.
+
+        Args:
+            json: The JSON text.
+
+        Returns:
+            The meta.
+
+        Raises:
+            LanceValueError: Not such JSON (a ValueError, as pylance).
+        """
+        import json as _json
+
+        try:
+            d = _json.loads(json)
+        except (TypeError, ValueError) as e:
+            raise LanceValueError(f"Could not load RowDatasetVersionMeta due to error: {e}") from None
+        out: RowDatasetVersionMeta = RowDatasetVersionMeta._loaded(d, " due to error")
+        return out
+
+
+def _meta_of(name: str, inline: bytes) -> _InlineMeta:
+    """Unpickle a ``RowIdMeta`` or ``RowDatasetVersionMeta``."""
+    out: _InlineMeta = {"RowIdMeta": RowIdMeta, "RowDatasetVersionMeta": RowDatasetVersionMeta}[name].of(inline)
+    return out
+
+
+def _inline(meta: object, cls: type[_InlineMeta], what: str) -> bytes:
+    """The serialized sequence of a meta given to ``FragmentMetadata``: the meta object, its ``asdict`` / ``to_json``
+    form, or (as lancelot took before) the bytes themselves."""
+    if isinstance(meta, cls):
+        return meta.inline
+    if isinstance(meta, bytes | bytearray):
+        return bytes(meta)
+    if isinstance(meta, dict):
+        inline: bytes = cls._loaded(meta, "").inline
+        return inline
+    raise LanceValueError(f"FragmentMetadata: {what} must be a {cls.__name__}, not {type(meta).__name__}")
+
+
 class FragmentMetadata:
     """One fragment's manifest entry (a serialized ``DataFragment`` message): what
     ``write_fragments`` returns and ``commit`` takes. Picklable and JSON-able, so Spark tasks
@@ -210,13 +360,14 @@ class FragmentMetadata:
         files: Its data files (``DataFile``, pylance's, or their dicts).
         physical_rows: Rows in the data files, deleted ones included.
         deletion_file: Its ``DeletionFile``, if any.
-        row_id_meta: Its stable row ids (a serialized inline RowIdSequence), if any.
-        created_at_version_meta: Not taken (derived by the commit, as pylance does).
-        last_updated_at_version_meta: Not taken (derived by the commit).
+        row_id_meta: Its stable row ids (a ``RowIdMeta``, its ``asdict()``, or the serialized sequence), if any.
+        created_at_version_meta: The rows' creation versions (a ``RowDatasetVersionMeta``); a commit derives them
+            for new fragments, as pylance's does.
+        last_updated_at_version_meta: The rows' last-update versions, likewise.
         overlays: Not taken (lancelot has no data overlays).
 
     Raises:
-        LanceValueError: Row versions or overlays given.
+        LanceValueError: Overlays given, or a meta of another kind.
     """
 
     __slots__ = ("message",)
@@ -227,19 +378,23 @@ class FragmentMetadata:
         files: list[Any],
         physical_rows: int,
         deletion_file: DeletionFile | None = None,
-        row_id_meta: bytes | None = None,
-        created_at_version_meta: Any = None,
-        last_updated_at_version_meta: Any = None,
+        row_id_meta: RowIdMeta | bytes | dict[str, Any] | None = None,
+        created_at_version_meta: RowDatasetVersionMeta | None = None,
+        last_updated_at_version_meta: RowDatasetVersionMeta | None = None,
         overlays: list[Any] | None = None,
     ) -> None:
-        if created_at_version_meta is not None or last_updated_at_version_meta is not None or overlays:
-            raise LanceValueError("FragmentMetadata: row versions and overlays are not taken by lancelot")
+        if overlays:
+            raise LanceValueError("FragmentMetadata: overlays are not taken by lancelot")
         f = table_pb2.DataFragment(id=id, physical_rows=physical_rows)
         f.files.extend(as_data_file(d) for d in files)
         if deletion_file is not None:
             f.deletion_file.CopyFrom(deletion_file.to_pb())
         if row_id_meta is not None:
-            f.inline_row_ids = bytes(row_id_meta)
+            f.inline_row_ids = _inline(row_id_meta, RowIdMeta, "row_id_meta")
+        if created_at_version_meta is not None:
+            f.inline_created_at_versions = _inline(created_at_version_meta, RowDatasetVersionMeta, "created_at")
+        if last_updated_at_version_meta is not None:
+            f.inline_last_updated_at_versions = _inline(last_updated_at_version_meta, RowDatasetVersionMeta, "updated")
         self.message = f.SerializeToString()
 
     @classmethod
@@ -332,10 +487,25 @@ class FragmentMetadata:
         return DeletionFile.from_pb(f.deletion_file) if f.HasField("deletion_file") else None
 
     @property
-    def row_id_meta(self) -> bytes | None:
-        """The fragment's stable row ids (an inline RowIdSequence), None without them."""
+    def row_id_meta(self) -> RowIdMeta | None:
+        """The fragment's stable row ids (inline), None without them."""
         f = self.to_pb()
-        return bytes(f.inline_row_ids) if f.WhichOneof("row_id_sequence") == "inline_row_ids" else None
+        return RowIdMeta.of(f.inline_row_ids) if f.WhichOneof("row_id_sequence") == "inline_row_ids" else None
+
+    @property
+    def created_at_version_meta(self) -> RowDatasetVersionMeta | None:
+        """The version each row was created in (inline), None where the fragment has none (no stable row ids)."""
+        f = self.to_pb()
+        return (
+            RowDatasetVersionMeta.of(f.inline_created_at_versions) if f.HasField("inline_created_at_versions") else None
+        )
+
+    @property
+    def last_updated_at_version_meta(self) -> RowDatasetVersionMeta | None:
+        """The version each row was last updated in (inline), None where the fragment has none."""
+        f = self.to_pb()
+        has = f.HasField("inline_last_updated_at_versions")
+        return RowDatasetVersionMeta.of(f.inline_last_updated_at_versions) if has else None
 
     @property
     def num_deleted_rows(self) -> int:
@@ -353,8 +523,9 @@ class FragmentMetadata:
     def __repr__(self) -> str:
         return (
             f"FragmentMetadata(id={self.id}, files={self.files}, physical_rows={self.physical_rows}, "
-            f"deletion_file={self.deletion_file}, row_id_meta={self.row_id_meta!r}, created_at_version_meta=None, "
-            "last_updated_at_version_meta=None, overlays=[])"
+            f"deletion_file={self.deletion_file}, row_id_meta={self.row_id_meta!r}, "
+            f"created_at_version_meta={self.created_at_version_meta!r}, "
+            f"last_updated_at_version_meta={self.last_updated_at_version_meta!r}, overlays=[])"
         )
 
 

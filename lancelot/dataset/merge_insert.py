@@ -129,7 +129,7 @@ class MergeInsertBuilder:
         Returns:
             The builder.
         """
-        self._matched, self._condition = "update", condition
+        self._matched, self._condition = "update", _sql_text(condition, "condition")
         return self
 
     def when_matched_delete(self) -> MergeInsertBuilder:
@@ -147,16 +147,19 @@ class MergeInsertBuilder:
         self._insert = True
         return self
 
-    def when_not_matched_by_source_delete(self, expr: str | pc.Expression | None = None) -> MergeInsertBuilder:
+    def when_not_matched_by_source_delete(self, expr: str | None = None) -> MergeInsertBuilder:
         """Dataset rows that no source row matches are deleted (replacing a range: pass ``expr``).
 
         Args:
-            expr: Only the unmatched rows matching this (SQL text or an Expression); None for all.
+            expr: Only the unmatched rows matching this SQL text; None for all.
 
         Returns:
             The builder.
+
+        Raises:
+            TypeError: ``expr`` is not text (a pyarrow Expression, as pylance's).
         """
-        self._by_source, self._by_source_expr = True, expr
+        self._by_source, self._by_source_expr = True, _sql_text(expr, "expr")
         return self
 
     def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
@@ -526,6 +529,13 @@ def condition_mask(cond: pc.Expression, old: pa.Table, new: pa.Table) -> np.ndar
 _QUALIFIED = re.compile(r"(?<![\w`\"'.])(source|target)\.(`[^`]+`|\"[^\"]+\"|[A-Za-z_]\w*)", re.IGNORECASE)
 
 
+def _sql_text(value: str | None, argument: str) -> str | None:
+    """``value``, SQL text or None: pylance's builder takes nothing else (TypeError)."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"argument '{argument}': '{type(value).__name__}' object is not an instance of 'str'")
+    return value
+
+
 def qualified_to_plain(sql: str) -> str:
     """``source.x`` / ``target.x`` in an SQL condition as plain column names ``__source_x`` / ``__target_x`` (outside
     string literals)."""
@@ -540,7 +550,12 @@ def qualified_to_plain(sql: str) -> str:
 
 def _plain(m: re.Match[str]) -> str:
     side, name = m.group(1).lower(), m.group(2)
-    if name[0] in '`"':
+    if name[0] == '"':  # pylance's DataFusion reads ``target."x"`` as a string index into ``target``, and refuses it
+        raise MergeInsertError(
+            f"Failed to parse UpdateIf condition: Only dot notation or index access is supported for field access "
+            f"({m.group(0)}: quote the name with backticks)"
+        )
+    if name[0] == "`":
         name = name[1:-1]
     return f"`__{side}_{name}`"
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from google.protobuf.unknown_fields import UnknownFieldSet
+
 from lancelot._version import __version__
 from lancelot.dataset.manifest import (
     FLAG_DELETION_FILES,
@@ -32,8 +34,9 @@ def start_manifest(base: ManifestFile | None, *, take: bool = False) -> table_pb
     """The next manifest, begun as a copy of ``base``'s.  With ``take``, a base the commit parsed
     for itself (``base.owned``, commit.py) lends its message instead of a copy, once: the builder
     must not read ``base.manifest`` afterwards.  Fields this proto does not know are dropped (a
-    newer writer's may describe fragments or positions this commit changes); lancelot writes
-    none, so its own manifests are not walked for them."""
+    newer writer's may describe fragments or positions this commit changes, as pylance's field 23
+    places its inline transaction); lancelot writes none, so its own manifests are not walked for
+    them, unless one has such a field at the top (pylance's restore keeps lancelot's writer)."""
     if base is None:
         m = table_pb2.Manifest()
     elif take and base.owned:
@@ -41,7 +44,7 @@ def start_manifest(base: ManifestFile | None, *, take: bool = False) -> table_pb
     else:
         m = table_pb2.Manifest()
         m.CopyFrom(base.manifest)
-    if base is not None and m.writer_version.library != "lancelot":
+    if base is not None and (m.writer_version.library != "lancelot" or len(UnknownFieldSet(m))):
         m.DiscardUnknownFields()
     for name in ("version_aux_data", "tag", "transaction_file", "index_section", "transaction_section"):
         m.ClearField(name)

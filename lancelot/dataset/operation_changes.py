@@ -159,8 +159,13 @@ def build_merge(
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
         _check_same_fragments(base, read_ids, uri, "a merge (new columns)")
+        old = {int(f.id): list(f.files) for f in base.manifest.fragments}
+        rewritten = {int(f.id) for f in frags if old.get(int(f.id)) != list(f.files)}
         m = start_manifest(base, take=True)
         stable = replace_fragments(m, frags, [])
+        for f in m.fragments if stable else []:  # pylance 14: a fragment given new data files is updated now
+            if int(f.id) in rewritten:
+                f.inline_last_updated_at_versions = encode_versions(np.full(int(f.physical_rows), version, np.uint64))
         _set_schema(m, fields, metadata)
         fix_data_format(m, f"dataset {uri!r} version {version}")
         finish_manifest(m, version, stable)

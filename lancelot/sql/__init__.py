@@ -49,10 +49,12 @@ def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
 @functools.lru_cache(maxsize=256)
 def _parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     """parse_filter, remembered: the same filter on the same schema is parsed once (scans repeat)."""
+    from lancelot.sql.expression_tree import mark_from_sql
+
     v, _ = typed_expression(sql, schema, filter=True)
     if pa.types.is_null(v.type) or not pa.types.is_boolean(v.type):
         raise SqlError(f"the SQL filter {sql!r} does not return a boolean (it gives {v.type})")
-    return v.expr
+    return mark_from_sql(v.expr)  # (it may name the row-id columns, which a pyarrow Expression may not)
 
 
 def parse_expression(sql: str, schema: pa.Schema) -> pc.Expression:

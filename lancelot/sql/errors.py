@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from lancelot.errors import LanceError
+import pyarrow as pa
+
+from lancelot.errors import LanceError, OSErrorMessage
 
 #: how pylance's messages for a SQL filter or expression it cannot use begin
 PREFIX = "Invalid user input: "
@@ -25,3 +27,16 @@ class CountFilterError(SqlError, OSError):
     where its scans raise ValueError; this is both."""
 
     __str__ = BaseException.__str__  # the message, not "[Errno None] ..."
+
+
+class ExpressionFieldError(LanceError, pa.ArrowInvalid):  # type: ignore[misc]  # (pyarrow has no stubs)
+    """A pyarrow Expression naming a field the dataset's schema lacks: pylance binds an Expression to that schema,
+    which has no row-id or row-version columns, and raises pyarrow's ``ArrowInvalid`` (a ``ValueError``)."""
+
+
+class RowOffsetFilterError(OSErrorMessage, LanceError, OSError):
+    """An update's SQL predicate naming ``_rowoffset``, a column pylance's update predicates do not have: it raises
+    OSError there."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message if message.startswith(PREFIX) else PREFIX + message)

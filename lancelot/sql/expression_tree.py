@@ -10,6 +10,8 @@ data interface (``lancelot.util.c_schema``), which keeps every pair in order.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from lancelot.sql.errors import ExpressionFieldError
 from lancelot.util.c_schema import metadata_pairs
 
 
@@ -107,3 +110,49 @@ def conjuncts(node: Node) -> list[Node]:
     if isinstance(node, Call) and node.function in ("and_kleene", "and") and len(node.args) == 2:
         return conjuncts(node.args[0]) + conjuncts(node.args[1])
     return [node]
+
+
+#: the filters lancelot parsed from SQL text (by id), which may name the row-id and row-version columns
+_FROM_SQL: weakref.WeakValueDictionary[int, pc.Expression] = weakref.WeakValueDictionary()
+
+
+#: the field paths of the Expressions ``check_fields`` saw, by text
+_PATHS: dict[str, list[tuple[str, ...]]] = {}
+
+
+def mark_from_sql(expr: pc.Expression) -> pc.Expression:
+    """``expr``, remembered as a filter parsed from SQL text: ``check_fields`` lets it through."""
+    _FROM_SQL[id(expr)] = expr
+    return expr
+
+
+def check_fields(expr: pc.Expression, schema: pa.Schema, also: Collection[str] = ()) -> None:
+    """Refuse an Expression naming a top-level field neither in ``schema`` nor in ``also``, as pylance binds a pyarrow
+    Expression to the dataset's schema (where the row-id and row-version columns are not); one parsed from SQL text
+    (``mark_from_sql``), or whose tree cannot be walked, is let through.
+
+    Args:
+        expr: A filter given as a pyarrow Expression.
+        schema: The dataset's schema.
+        also: Names it may use besides (the row-id columns a SQL query's scan asks for).
+
+    Raises:
+        ExpressionFieldError: It names another field (pyarrow's ``ArrowInvalid``, as pylance).
+    """
+    if _FROM_SQL.get(id(expr)) is expr:
+        return
+    text = str(expr)
+    if text not in _PATHS:  # (walking the tree deserializes the Expression: once per text)
+        if len(_PATHS) >= 256:
+            _PATHS.clear()
+        try:
+            _PATHS[text] = fields(expression_tree(expr))
+        except (ValueError, IndexError, KeyError, pa.ArrowException):
+            _PATHS[text] = []
+    for path in _PATHS[text]:
+        name = path[0] if path else None
+        if isinstance(name, str) and name not in schema.names and name not in also:
+            shown = schema.to_string(show_field_metadata=False, show_schema_metadata=False)
+            raise ExpressionFieldError(
+                f"the filter {expr} names no column: No match for FieldRef.Name({name}) in {shown}"
+            )
