@@ -19,7 +19,7 @@ from lancelot.dataset import (
 )
 from lancelot.dataset.blob_file import BlobFile
 from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
-from lancelot.dataset.fragment_metadata import DataFile, DeletionFile
+from lancelot.dataset.fragment_metadata import DataFile, DeletionFile, RowDatasetVersionMeta, RowIdMeta
 from lancelot.dataset.session import Session
 from lancelot.dataset.transaction_api import json_to_schema, schema_to_json
 from lancelot.dataset.udf import BatchUDF, batch_udf
@@ -62,6 +62,8 @@ __all__ = [
     "batch_udf",
     "DataFile",
     "DeletionFile",
+    "RowDatasetVersionMeta",
+    "RowIdMeta",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
