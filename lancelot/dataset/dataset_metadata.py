@@ -157,6 +157,23 @@ class MetadataMixin:
         )
         self.update_field_metadata({field_name: dict(new_metadata)}, replace=True)
 
+    @property
+    def initial_storage_options(self: LanceDataset) -> dict[str, str] | None:
+        """The storage options the dataset was opened with (a copy), None without any.
+
+        pylance adds its ``user_agent`` entry; lancelot gives the options as they were passed.
+        """
+        return None if self.storage_options is None else dict(self.storage_options)
+
+    def latest_storage_options(self: LanceDataset) -> dict[str, str] | None:
+        """The storage options in use now: the ones the dataset was opened with (lancelot has no storage options
+        provider to refresh them from).
+
+        Returns:
+            A copy of the options, None without any.
+        """
+        return self.initial_storage_options
+
     def session(self: LanceDataset) -> Session:
         """The dataset's session: the caches its reads keep and their size (pylance's ``session``).
 
