@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from tests.dataset.helpers import LIBS
+from tests.dataset.helpers import LIBS, assert_same_row_versions, assert_twins
 
 RANGES = [(1, 5), (2, 4), (3, 5), (0, 5), (5, 5), (4, 2), (1, 2)]
 
@@ -118,3 +118,60 @@ def test_storage_options_match_pylance(tmp_path, options):
     assert ours.initial_storage_options == plain(theirs.initial_storage_options)
     assert ours.latest_storage_options() == plain(theirs.latest_storage_options())
     assert ours.checkout_version(1).initial_storage_options == plain(theirs.checkout_version(1).initial_storage_options)
+
+
+def _source(kind: str):
+    t = pa.table({"id": [2, 40, 41], "s": ["B", "new", None]})
+    return {"table": t, "batch": t.to_batches()[0], "reader": t.to_reader()}[kind]
+
+
+@pytest.mark.parametrize("kind", ["table", "batch", "reader"])
+@pytest.mark.parametrize("writer", ["pylance", "lancelot"])
+def test_merge_insert_batches_match_pylance(tmp_path, writer, kind):
+    """``execute_batches`` on twin datasets (written by ``writer``): the same counts, rows and row versions."""
+    data = pa.table({"id": list(range(10)), "s": [f"s{i}" for i in range(10)]})
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for p in (theirs, ours):
+        LIBS[writer].write_dataset(data, p, enable_stable_row_ids=True)
+    builders = [
+        mod.dataset(p).merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        for mod, p in ((lance, theirs), (lancelot, ours))
+    ]
+    counts = [b.execute_batches(_source(kind)) for b in builders]
+    assert counts[1] == counts[0] == {"num_inserted_rows": 2, "num_updated_rows": 1, "num_deleted_rows": 0}
+    assert_twins(theirs, ours)
+    assert_same_row_versions(theirs, ours)
+
+
+@pytest.mark.parametrize("kind", ["table", "batch", "reader"])
+def test_merge_insert_uncommitted_and_analyze_batches(tmp_path, kind):
+    """``execute_uncommitted_batches`` stages the same change pylance's does (committed by the other library), and
+    ``analyze_plan_batches`` reports the same counts without making a version."""
+    data = pa.table({"id": list(range(10)), "s": [f"s{i}" for i in range(10)]})
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for p in (theirs, ours):
+        lance.write_dataset(data, p)
+    staged = []
+    for mod, p in ((lance, theirs), (lancelot, ours)):
+        b = mod.dataset(p).merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        assert "num_inserted_rows=2" in b.analyze_plan_batches(_source(kind))
+        assert mod.dataset(p).version == 1
+        staged.append(b.execute_uncommitted_batches(_source(kind)))
+    (t_txn, t_stats), (o_txn, o_stats) = staged
+    assert o_stats == t_stats
+    assert type(o_txn.operation).__name__ == type(t_txn.operation).__name__ == "Update"
+    lance.LanceDataset.commit(theirs, t_txn)
+    lancelot.LanceDataset.commit(ours, o_txn)
+    assert_twins(theirs, ours)
+
+
+@pytest.mark.parametrize("bad", ["list", "none", "dict"])
+def test_merge_insert_batches_refuse_non_arrow(tmp_path, bad):
+    path = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"id": [1]}), path)
+    arg = {"list": pa.table({"id": [2]}).to_batches(), "none": None, "dict": {"id": [2]}}[bad]
+    for mod in (lance, lancelot):
+        b = mod.dataset(path).merge_insert("id").when_not_matched_insert_all()
+        with pytest.raises(TypeError):
+            b.execute_batches(arg)
+    assert lancelot.dataset(path).version == 1
