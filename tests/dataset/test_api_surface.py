@@ -175,3 +175,21 @@ def test_merge_insert_batches_refuse_non_arrow(tmp_path, bad):
         with pytest.raises(TypeError):
             b.execute_batches(arg)
     assert lancelot.dataset(path).version == 1
+
+
+@pytest.mark.parametrize("lib", ["pylance", "lancelot"])
+def test_top_level_classes_are_the_returned_ones(tmp_path, lib):
+    """The classes pylance exports at top level that lancelot has: each is the class of what its API returns."""
+    mod = LIBS[lib]
+    path = str(tmp_path / "d")
+    mod.write_dataset(pa.table({"id": [1, 2]}), path)
+    mod.write_dataset(pa.table({"id": [3]}), path, mode="overwrite")
+    ds = mod.dataset(path)
+    assert isinstance(ds.merge_insert("id"), mod.MergeInsertBuilder)
+    stats = ds.stats.data_stats()
+    assert isinstance(stats, mod.DataStatistics) and isinstance(stats.fields[0], mod.FieldStatistics)
+    plan = ds.explain_cleanup_old_versions(older_than=datetime.timedelta(0))
+    assert isinstance(plan, mod.CleanupExplanation)
+    assert isinstance(plan.stats, mod.CleanupStats) and plan.stats.old_versions == 1
+    assert all(isinstance(f, mod.CleanupCandidateFile) for f in plan.candidate_files)
+    assert isinstance(ds.cleanup_old_versions(older_than=datetime.timedelta(0)), mod.CleanupStats)
