@@ -24,6 +24,7 @@ from lancelot.dataset.dataset_versions import VersionsMixin, listed
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_columns import check_relative_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
+from lancelot.dataset.io_stats import start as start_io_stats
 from lancelot.dataset.manifest import ManifestFile
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.memo import IdentityMemo
@@ -88,6 +89,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             ValueError: ``version`` names no version or tag of the dataset.
         """
         self._store = _store or ObjectStore(uri, storage_options)
+        start_io_stats(self._store)  # (a checkout shares its origin's store, and so its statistics)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
         #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)

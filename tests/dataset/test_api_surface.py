@@ -193,3 +193,43 @@ def test_top_level_classes_are_the_returned_ones(tmp_path, lib):
     assert isinstance(plan.stats, mod.CleanupStats) and plan.stats.old_versions == 1
     assert all(isinstance(f, mod.CleanupCandidateFile) for f in plan.candidate_files)
     assert isinstance(ds.cleanup_old_versions(older_than=datetime.timedelta(0)), mod.CleanupStats)
+
+
+def _io(st) -> tuple[int, int, int, int]:
+    return (st.read_iops, st.read_bytes, st.write_iops, st.written_bytes)
+
+
+@pytest.mark.parametrize("lib", ["pylance", "lancelot"])
+def test_io_stats_semantics_as_pylance(tmp_path, lib):
+    """Both libraries: a read of a fresh dataset counts requests and bytes; a snapshot leaves the counters, an
+    incremental call returns them and resets them; a checkout shares its origin's counters."""
+    mod = LIBS[lib]
+    path = str(tmp_path / "d")
+    n = 5000
+    lance.write_dataset(pa.table({"id": list(range(n)), "v": [f"value {i}" for i in range(n)]}), path)
+    lance.write_dataset(pa.table({"id": [n], "v": ["last"]}), path, mode="append")
+    ds = mod.dataset(path)
+    ds.io_stats_incremental()
+    assert _io(ds.io_stats_snapshot())[:2] == (0, 0)
+    assert ds.to_table(columns=["id"]).num_rows == n + 1
+    first = ds.io_stats_snapshot()
+    assert first.read_iops > 0 and first.read_bytes > 0
+    assert _io(ds.io_stats_snapshot()) == _io(first)  # a snapshot resets nothing
+    assert _io(ds.io_stats_incremental()) == _io(first)
+    assert _io(ds.io_stats_snapshot()) == (0, 0, 0, 0)
+    old = ds.checkout_version(1)
+    old.to_table(columns=["v"])
+    shared = ds.io_stats_snapshot()
+    assert shared.read_bytes > 0 and _io(shared) == _io(old.io_stats_snapshot())
+
+
+def test_io_stats_attributes_match_pylance(tmp_path):
+    path = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"id": [1]}), path)
+    theirs, ours = lance.dataset(path).io_stats_snapshot(), lancelot.dataset(path).io_stats_snapshot()
+
+    def names(o):
+        return {a for a in dir(o) if not a.startswith("_") and not callable(getattr(o, a))}
+
+    assert names(ours) == names(theirs)
+    assert all(type(getattr(ours, a)) is type(getattr(theirs, a)) for a in names(theirs))
