@@ -76,6 +76,28 @@ def test_delta_every_range_after_compaction_and_new_columns(tmp_path, writer, st
 
 
 @pytest.mark.parametrize("writer", ["pylance", "lancelot"])
+def test_delta_deletions_across_fragments_and_overwrite(tmp_path, writer):
+    """Deleted row ids from several fragments (a delete, a merge deleting by source), then an overwrite."""
+    path = str(tmp_path / "d")
+    mod = LIBS[writer]
+    data = pa.table({"id": list(range(100)), "b": [b"x"] * 100})
+    mod.write_dataset(data, path, enable_stable_row_ids=True, max_rows_per_file=30)
+    mod.dataset(path).delete("id % 7 = 3")
+    src = pa.table({"id": [5, 50, 95], "b": [b"y"] * 3})
+    mod.dataset(path).merge_insert("id").when_matched_update_all().when_not_matched_by_source_delete("id > 90").execute(
+        src
+    )
+    mod.write_dataset(pa.table({"id": list(range(5)), "b": [b"z"] * 5}), path, mode="overwrite")
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    for b in range(0, 5):
+        for e in range(b, 5):
+            dt, do = theirs.delta(begin_version=b, end_version=e), ours.delta(begin_version=b, end_version=e)
+            for m in ("get_inserted_rows", "get_updated_rows", "get_deleted_row_ids"):
+                assert _outcome(getattr(do, m)) == _outcome(getattr(dt, m)), (b, e, m)
+    assert len(_outcome(ours.delta(begin_version=1, end_version=3).get_deleted_row_ids)[1]["_rowid"]) == 21
+
+
+@pytest.mark.parametrize("writer", ["pylance", "lancelot"])
 def test_delta_transactions_match_pylance(tmp_path, writer):
     path = str(tmp_path / "d")
     _history(writer, path, True)
