@@ -90,7 +90,6 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         """
         self._store = _store or ObjectStore(uri, storage_options)
         start_io_stats(self._store)  # (a checkout shares its origin's store, and so its statistics)
-        self.uri: str = self._store.uri
         self.storage_options = storage_options
         #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)
         self._default_scan_options = default_scan_options
@@ -134,6 +133,11 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
 
         self._state = self._read(version, None, committed)
         reattach(self)  # (a session's policy for the new snapshot)
+
+    @property
+    def uri(self) -> str:
+        """The location of the data (the dataset's root: a local path or a URL), as pylance's ``uri``."""
+        return self._store.uri
 
     @property
     def manifest(self) -> table_pb2.Manifest:

@@ -274,3 +274,11 @@ def test_io_stats_attributes_match_pylance(tmp_path):
 
     assert names(ours) == names(theirs)
     assert all(type(getattr(ours, a)) is type(getattr(theirs, a)) for a in names(theirs))
+
+
+def test_uri_property_matches_pylance(tmp_path):
+    path = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"id": [1]}), path)
+    assert isinstance(lancelot.LanceDataset.uri, property) and isinstance(lance.LanceDataset.uri, property)
+    assert lancelot.dataset(path).uri == lance.dataset(path).uri
+    assert lancelot.dataset(path).checkout_version(1).uri == lance.dataset(path).checkout_version(1).uri
