@@ -19,8 +19,11 @@ from lancelot.dataset import (
 )
 from lancelot.dataset.blob_file import BlobFile
 from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
+from lancelot.dataset.cleanup import CleanupCandidateFile, CleanupExplanation, CleanupStats
 from lancelot.dataset.fragment_metadata import DataFile, DeletionFile, RowDatasetVersionMeta, RowIdMeta
+from lancelot.dataset.merge_insert import MergeInsertBuilder
 from lancelot.dataset.session import Session
+from lancelot.dataset.stats import DataStatistics, FieldStatistics
 from lancelot.dataset.transaction_api import json_to_schema, schema_to_json
 from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
@@ -60,7 +63,13 @@ __all__ = [
     "read_table",
     "BatchUDF",
     "batch_udf",
+    "CleanupCandidateFile",
+    "CleanupExplanation",
+    "CleanupStats",
     "DataFile",
+    "DataStatistics",
+    "FieldStatistics",
+    "MergeInsertBuilder",
     "DeletionFile",
     "RowDatasetVersionMeta",
     "RowIdMeta",

@@ -24,6 +24,7 @@ from lancelot.dataset.dataset_versions import VersionsMixin, listed
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_columns import check_relative_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
+from lancelot.dataset.io_stats import start as start_io_stats
 from lancelot.dataset.manifest import ManifestFile
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.memo import IdentityMemo
@@ -34,7 +35,6 @@ from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, 
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
-    from lancelot.dataset.delta import DatasetDelta
     from lancelot.dataset.session import FileCache
     from lancelot.dataset.sql_query import SqlQueryBuilder
     from lancelot.reader import LanceFile
@@ -89,7 +89,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             ValueError: ``version`` names no version or tag of the dataset.
         """
         self._store = _store or ObjectStore(uri, storage_options)
-        self.uri: str = self._store.uri
+        start_io_stats(self._store)  # (a checkout shares its origin's store, and so its statistics)
         self.storage_options = storage_options
         #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)
         self._default_scan_options = default_scan_options
@@ -133,6 +133,11 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
 
         self._state = self._read(version, None, committed)
         reattach(self)  # (a session's policy for the new snapshot)
+
+    @property
+    def uri(self) -> str:
+        """The location of the data (the dataset's root: a local path or a URL), as pylance's ``uri``."""
+        return self._store.uri
 
     @property
     def manifest(self) -> table_pb2.Manifest:
@@ -284,24 +289,6 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         from lancelot.dataset.sql_query import SqlQueryBuilder
 
         return SqlQueryBuilder(self, sql)
-
-    def delta(
-        self, compared_against: int | None = None, *, begin_version: int | None = None, end_version: int | None = None
-    ) -> DatasetDelta:
-        """The changes between two versions (pylance's ``delta``): ``compared_against`` one other version (the range
-        runs from the older of it and this one), or both ``begin_version`` (excluded) and ``end_version``.
-
-        Args:
-            compared_against: The version to compare this one with.
-            begin_version: The range's start (excluded), with ``end_version``.
-            end_version: The range's end (included), with ``begin_version``.
-
-        Returns:
-            A ``DatasetDelta`` (lancelot/dataset/delta.py): inserted and updated rows, deleted row ids, transactions.
-        """
-        from lancelot.dataset.delta import delta
-
-        return delta(self, compared_against, begin_version, end_version)
 
     def migrate_manifest_paths_v2(self) -> None:
         """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.indices import IndexDescription
+    from lancelot.dataset.io_stats import IOStats
     from lancelot.dataset.session import Session
     from lancelot.dataset.stats import LanceStats
 
@@ -156,6 +157,44 @@ class MetadataMixin:
             stacklevel=2,
         )
         self.update_field_metadata({field_name: dict(new_metadata)}, replace=True)
+
+    def io_stats_snapshot(self: LanceDataset) -> IOStats:
+        """The dataset's I/O statistics so far, the counters kept (pylance's; see lancelot/dataset/io_stats.py for
+        what lancelot counts: data file reads of the process since the dataset was opened, no writes).
+
+        Returns:
+            An ``IOStats``: ``read_iops``, ``read_bytes``, ``write_iops``, ``written_bytes``.
+        """
+        from lancelot.dataset.io_stats import stats
+
+        return stats(self.store, reset=False)
+
+    def io_stats_incremental(self: LanceDataset) -> IOStats:
+        """The dataset's I/O statistics since the last call (or since it was opened), then reset to zero (pylance's).
+
+        Returns:
+            An ``IOStats``, as ``io_stats_snapshot``'s.
+        """
+        from lancelot.dataset.io_stats import stats
+
+        return stats(self.store, reset=True)
+
+    @property
+    def initial_storage_options(self: LanceDataset) -> dict[str, str] | None:
+        """The storage options the dataset was opened with (a copy), None without any.
+
+        pylance adds its ``user_agent`` entry; lancelot gives the options as they were passed.
+        """
+        return None if self.storage_options is None else dict(self.storage_options)
+
+    def latest_storage_options(self: LanceDataset) -> dict[str, str] | None:
+        """The storage options in use now: the ones the dataset was opened with (lancelot has no storage options
+        provider to refresh them from).
+
+        Returns:
+            A copy of the options, None without any.
+        """
+        return self.initial_storage_options
 
     def session(self: LanceDataset) -> Session:
         """The dataset's session: the caches its reads keep and their size (pylance's ``session``).

@@ -17,6 +17,7 @@ from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFou
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Versions
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.delta import DatasetDelta
     from lancelot.dataset.lance_operation import LanceOperation
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.store import ObjectStore
@@ -77,6 +78,41 @@ class VersionsMixin:
         if latest is None:
             raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
         return int(latest)
+
+    def version_refs(self: LanceDataset) -> list[dict[str, int]]:
+        """Every version of the dataset now, oldest first, without reading their manifests (pylance's ``VersionRef``
+        dicts).
+
+        Returns:
+            One ``{"version": n}`` per manifest under ``_versions/`` (a fresh listing).
+        """
+        self._state.versions = list_versions(self._store, self.uri)
+        return [{"version": v} for v in sorted(self._state.versions.names)]
+
+    def delta(
+        self: LanceDataset,
+        compared_against: int | None = None,
+        *,
+        begin_version: int | None = None,
+        end_version: int | None = None,
+    ) -> DatasetDelta:
+        """The changes between two versions: rows inserted or updated in the range, row ids deleted, transactions.
+
+        Args:
+            compared_against: Compare this object's version with this one (the older of the two begins the range);
+                ``begin_version`` and ``end_version`` are then ignored, as pylance ignores them.
+            begin_version: The start of the range (exclusive), with ``end_version``.
+            end_version: The end of the range (inclusive), with ``begin_version``.
+
+        Returns:
+            A ``DatasetDelta``; its rows are read from this object's version, as pylance's.
+
+        Raises:
+            ValueError: Neither ``compared_against`` nor a range is given, or half a range.
+        """
+        from lancelot.dataset.delta import DatasetDelta, version_range
+
+        return DatasetDelta(self, *version_range(self, compared_against, begin_version, end_version))
 
     def versions(self: LanceDataset) -> list[dict[str, Any]]:
         """Every version of the dataset, oldest first.

@@ -331,6 +331,42 @@ class MergeInsertBuilder:
         lines[0] += ", metrics=[" + ", ".join(f"{k}={v}" for k, v in metrics.items()) + "]"
         return "\n".join(lines) + "\n"
 
+    def execute_batches(self, new_data: Any) -> dict[str, int]:
+        """``execute`` for data held in memory (pylance's: a table, a record batch or a record batch reader).
+
+        Args:
+            new_data: A ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader`` or any Arrow stream.
+
+        Returns:
+            ``execute``'s counts.
+
+        Raises:
+            TypeError: ``new_data`` is none of those (a list of batches is not taken, as pylance's).
+        """
+        return self.execute(_in_memory(new_data))
+
+    def execute_uncommitted_batches(self, new_data: Any) -> tuple[Transaction, dict[str, int]]:
+        """``execute_uncommitted`` for data held in memory, as ``execute_batches`` takes it.
+
+        Args:
+            new_data: A ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader`` or any Arrow stream.
+
+        Returns:
+            ``execute_uncommitted``'s ``(Transaction, stats)``.
+        """
+        return self.execute_uncommitted(_in_memory(new_data))
+
+    def analyze_plan_batches(self, new_data: Any) -> str:
+        """``analyze_plan`` for data held in memory, as ``execute_batches`` takes it.
+
+        Args:
+            new_data: A ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader`` or any Arrow stream.
+
+        Returns:
+            ``analyze_plan``'s text.
+        """
+        return self.analyze_plan(_in_memory(new_data))
+
     def _plan_lines(self, source: pa.Schema, verbose: bool) -> list[str]:
         """pylance's MergeInsert line, then lancelot's steps in its own words."""
         matched = {None: "DoNothing", "delete": "Delete", "fail": "Fail"}.get(
@@ -502,6 +538,22 @@ class MergeInsertBuilder:
             return condition_mask(cond, old, src.take(pa.array(srow)))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise MergeInsertError(f"cannot evaluate the update condition {self._condition!r}: {e}") from None
+
+
+class MergeSourceTypeError(LanceError, TypeError):
+    """The data of a ``*_batches`` call is not Arrow data in memory (pylance raises TypeError)."""
+
+
+def _in_memory(data: Any) -> pa.Table:
+    """``data`` (a table, record batch, reader or Arrow stream) as a table, as pylance's ``*_batches`` take it."""
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        return data
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data).read_all()
+    kind = f"{type(data).__module__}.{type(data).__qualname__}"
+    raise MergeSourceTypeError(f"Expected instance of pyarrow.lib.RecordBatchReader, got {kind}")
 
 
 def _unqualified(target: list[pa.Field], source: list[pa.Field]) -> list[pa.Field]:
