@@ -93,6 +93,8 @@ def expr_name(node: exp.Expr, q: str | None) -> str:
         whens = "".join(f" WHEN {n(w.this)} THEN {n(w.args['true'])}" for w in node.args.get("ifs") or [])
         default = f" ELSE {n(node.args['default'])}" if node.args.get("default") is not None else ""
         return f"CASE{operand}{whens}{default} END"
+    if isinstance(node, exp.Filter):
+        return f"{n(node.this)} FILTER (WHERE {n(node.expression.this)})"
     call = _special_call(node)
     if call is not None:
         return f"{call[0]}({','.join(n(a) for a in call[1])})"

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
+from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twice
+from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
@@ -28,18 +29,6 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 _ROW_COLUMNS = {"_rowid": "with_row_id", "_rowaddr": "with_row_address"}
-#: pyarrow's hash aggregate for each SQL aggregate
-_KERNELS: dict[str, tuple[str, Any]] = {
-    "sum": ("sum", None),
-    "min": ("min", None),
-    "max": ("max", None),
-    "avg": ("mean", None),
-    "mean": ("mean", None),
-    **{f: ("stddev", pc.VarianceOptions(ddof=1)) for f in ("stddev", "stddev_samp")},
-    "stddev_pop": ("stddev", pc.VarianceOptions(ddof=0)),
-    **{f: ("variance", pc.VarianceOptions(ddof=1)) for f in ("var", "var_samp")},
-    "var_pop": ("variance", pc.VarianceOptions(ddof=0)),
-}
 #: the parent a query's expressions are translated under: lancelot/sql takes an expression inside a function call for
 #: one DataFusion plans (lance's filter planner hands it only function arguments), and DataFusion plans all of a query
 #: (so CASE, SUBSTRING, FLOOR, CAST AS VARCHAR, ... run anywhere in it)
@@ -429,29 +418,29 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         e, t, null = typed(g)
         args[keys[g.sql()]] = e
         key_fields.append(pa.field(keys[g.sql()], t, null))
-    calls: dict[str, _Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
+    calls: dict[str, Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
-    found = {n.sql(): n for tree in trees for n in tree.walk() if isinstance(n, exp.Anonymous) and is_aggregate(n)}
-    twice = _sums_twice(list(found.values()))
+    found = {(c := aggregate_call(n)).sql(): c for tree in trees for n in tree.walk() if is_aggregate(n)}
+    twice = sums_twice(list(found.values()))
     for text, call in found.items():
-        calls[text] = _aggregation(q, call, len(calls), args, typed, twice)
-    grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
+        calls[text] = aggregation(q, call, len(calls), args, typed, twice)
+    key_names = [f.name for f in key_fields]
     try:
-        table = grouped.aggregate([spec for _, specs, _, _ in calls.values() for spec in specs])
+        columns, groups = grouped(
+            _project(base, args), key_names, [s for _, specs, _, _ in calls.values() for s in specs]
+        )
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
         raise SqlError(f"cannot compute the aggregates of {q.sql!r}: {e}") from None
     agg_fields = [f for _, _, f, _ in calls.values()]
-    key_names = {f.name for f in key_fields}
-    # the aggregates' columns, in the order asked (pyarrow puts the keys first or last, by version)
-    results = iter([table.column(i) for i, n in enumerate(table.schema.names) if n not in key_names])
+    results = iter(columns)
     cols = [finish([next(results) for _ in specs]) for _, specs, _, finish in calls.values()]
-    cols += [table.column(f.name) for f in key_fields]
+    cols += [groups.column(k) for k in key_names]
     table = pa.Table.from_arrays(cols, schema=pa.schema(agg_fields + key_fields))
     over = _Typed(q.sql, table.schema)
 
     def rewrite(node: exp.Expr) -> exp.Expr:
         def swap(n: exp.Expr) -> exp.Expr:
-            if is_aggregate(n):
+            if is_aggregate(n) or (isinstance(n, exp.Filter) and is_aggregate(n.this)):
                 return exp.column(calls[n.sql()][0], quoted=True)
             k = keys.get(n.sql())
             return exp.column(k, quoted=True) if k is not None else n
@@ -474,100 +463,3 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         fields.append(pa.field(name, t, null))
     hidden = _order_keys(q, exprs, lambda n: over(rewrite(n))[0])
     return _project(table, exprs), fields, hidden
-
-
-#: one aggregate call: its column, its pyarrow aggregations, its field, and what makes its column of theirs
-_Call = tuple[str, list[Any], pa.Field, Callable[[list[pa.ChunkedArray]], pa.ChunkedArray | pa.Array]]
-
-
-def _sums_twice(calls: list[exp.Anonymous]) -> bool:
-    """Whether DataFusion sums twice (its single_distinct_aggregation_to_group_by rule: every DISTINCT aggregate of
-    one argument, the others sum / min / max, as an aggregate of the groups by that argument); a sum of decimals then
-    widens twice."""
-    distinct, others = set(), set()
-    for node in calls:
-        operands = node.expressions
-        if len(operands) == 1 and isinstance(operands[0], exp.Distinct):
-            distinct.add(",".join(a.sql() for a in operands[0].expressions))
-        else:
-            others.add(str(node.name).lower())
-    return len(distinct) == 1 and others <= {"sum", "min", "max"}
-
-
-def _aggregation(
-    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed, twice: bool = False
-) -> _Call:
-    """One aggregate call: its argument added to ``args``, its pyarrow aggregations, its result field and how its
-    result is made of theirs."""
-    fn = str(node.name).lower()
-    col = f"\x00agg{j}"
-    operands = node.expressions
-    distinct = len(operands) == 1 and isinstance(operands[0], exp.Distinct)
-    if distinct:
-        operands = operands[0].expressions
-    if len(operands) != 1:
-        raise SqlError(f"{fn} takes one argument, not {len(operands)}: {node.sql()} in {q.sql!r}")
-    arg = operands[0]
-    if fn == "count" and not distinct and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal))):
-        return col, [([], "count_all")], pa.field(col, pa.int64(), False), _first
-    if isinstance(arg, exp.Star):
-        raise SqlError(f"{fn}(*) is not an aggregate ({q.sql!r})")
-    if distinct and fn != "count":
-        from lancelot.dataset.sql_plan import UnsupportedQueryError
-
-        raise UnsupportedQueryError(f"lancelot's LanceDataset.sql does not run {fn}(DISTINCT ...) (in {q.sql!r})")
-    e, t, _ = typed(arg)
-    args[col] = e
-    if fn == "count":
-        kernel = "count_distinct" if distinct else "count"
-        return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
-    field = pa.field(col, _result_type(fn, t, q, node), True)
-    if twice and fn == "sum" and pa.types.is_decimal(field.type):
-        field = pa.field(col, _result_type(fn, field.type, q, node), True)
-    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (to 38 digits; pyarrow's mean rounds)
-        if fn == "sum":
-            return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)
-        specs = [(col, "sum", None), (col, "count", pc.CountOptions("only_valid"))]
-        return col, specs, field, lambda cols: _decimal_mean(cols[0], cols[1], field.type)
-    kernel, options = _KERNELS[fn]
-    return col, [(col, kernel, options)], field, lambda cols: cols[0].cast(field.type)
-
-
-def _first(cols: list[pa.ChunkedArray]) -> pa.ChunkedArray:
-    return cols[0]
-
-
-def _decimal_mean(sums: pa.ChunkedArray, counts: pa.ChunkedArray, t: pa.DataType) -> pa.Array:
-    """DataFusion's avg of decimals: the sum scaled to ``t``'s scale, divided by the count, truncated
-    (toward zero)."""
-    import decimal
-
-    out: list[decimal.Decimal | None] = []
-    for total, n in zip(sums.to_pylist(), counts.to_pylist(), strict=True):
-        if total is None or not n:
-            out.append(None)
-            continue
-        sign, digits, exponent = total.as_tuple()
-        v = int("".join(map(str, digits)) or "0") * 10 ** (t.scale + int(exponent))
-        out.append(decimal.Decimal((sign, tuple(map(int, str(v // n))), -t.scale)))
-    return pa.array(out, t)
-
-
-def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
-    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits, floats to float64 and decimals
-    by 10 digits, avg widens decimals by 4 digits (of scale too), avg, stddev and var are otherwise float64, min and
-    max keep ``t``."""
-    if fn in ("min", "max"):
-        return t
-    numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)
-    if not numeric:
-        raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
-    if pa.types.is_decimal(t) and fn == "sum":
-        return pa.decimal128(min(38, t.precision + 10), t.scale)
-    if pa.types.is_decimal(t) and fn in ("avg", "mean"):
-        return pa.decimal128(min(38, t.precision + 4), min(38, t.scale + 4))
-    if fn not in ("sum", "min", "max"):  # avg, stddev, var
-        return pa.float64()
-    if pa.types.is_floating(t):
-        return pa.float64()
-    return pa.uint64() if pa.types.is_unsigned_integer(t) else pa.int64()
