@@ -37,6 +37,7 @@ QUERIES = {
     "case_when": "SELECT l_shipmode, sum(CASE WHEN l_quantity > 25 THEN 1 ELSE 0 END) AS big FROM dataset "
     "GROUP BY l_shipmode ORDER BY l_shipmode",
     "limit": "SELECT * FROM dataset WHERE l_quantity > 45 LIMIT 20",
+    "limit_offset": "SELECT l_orderkey, l_partkey, l_comment FROM dataset WHERE l_quantity > 45 LIMIT 20 OFFSET 30000",
 }
 
 

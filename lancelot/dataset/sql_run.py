@@ -20,10 +20,11 @@ from sqlglot import exp
 
 from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twice
 from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
+from lancelot.sql.comparison import compare
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
-from lancelot.sql.values import Val, unparen
+from lancelot.sql.values import COMPARISONS, Val, const_val, unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -72,13 +73,38 @@ class _Typed:
 
 class _QueryTranslator(Translator):
     """lancelot/sql's translator with DataFusion's SQL types where its planner's differ from lance's: a cast to text
-    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``."""
+    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``.  A column compared with a constant its type
+    holds exactly (``l_quantity < 10`` of decimal(15, 2)) is compared in its own type, the constant cast, as
+    DataFusion's unwrap-cast rule does: the same answer without casting the column's every value."""
 
     def _value(self, node: exp.Expr) -> Val:
+        node = unparen(node)
+        if type(node) in COMPARISONS:
+            sides = [unparen(node.this), unparen(node.expression)]
+            if not any(isinstance(x, exp.Cast | exp.TryCast) for x in sides):  # (lancelot/sql unwraps those)
+                a, b = self.value(sides[0]), self.value(sides[1])
+                if (a.const is None) != (b.const is None):
+                    column, constant = (a, b) if b.const is not None else (b, a)
+                    narrow = _exactly(constant.const, column.type)
+                    if narrow is not None:
+                        a, b = (column, const_val(narrow)) if constant is b else (const_val(narrow), column)
+                return compare(self, COMPARISONS[type(node)], a, b, node)
         v = super()._value(node)
         if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
             return self.cast(v, pa.string_view(), node)
         return v
+
+
+def _exactly(value: pa.Scalar, t: pa.DataType) -> pa.Scalar | None:
+    """An integer or decimal constant as a value of the integer or decimal type ``t``, if that holds it exactly."""
+    exact = (pa.types.is_integer, pa.types.is_decimal128)
+    if value.type == t or not value.is_valid or not any(k(t) for k in exact) or not any(k(value.type) for k in exact):
+        return None
+    try:  # (through Python: pyarrow casts an int64 only to decimals of 19 digits or more)
+        narrow = pa.scalar(value.as_py(), t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError):
+        return None
+    return narrow if narrow.as_py() == value.as_py() else None
 
 
 def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
@@ -388,8 +414,27 @@ def _sort_plain(out: pa.Table, q: Select, first: int | None) -> pa.Table:
     if first is not None and first < out.num_rows:
         if first == 0:
             return out.slice(0, 0)
-        out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
+        out = _leading(out, keys[0], first)
+        if first < out.num_rows:
+            out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
     return out.sort_by(keys)
+
+
+def _leading(out: pa.Table, key: tuple[str, str], first: int) -> pa.Table:
+    """The rows of ``out`` whose first sort key is not past the ``first``-th row's (a superset of the first rows,
+    ties kept): one column's top k and a comparison cost less than a top k of all the keys of all the rows.  Only
+    for keys without nulls (a null flag is a key of its own) or NaNs, of the types compared in order."""
+    name, how = key
+    col = out.column(name)
+    t = col.type
+    ordered = pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t)
+    if not (ordered or pa.types.is_string(t) or pa.types.is_large_string(t)) or col.null_count:
+        return out
+    values = col.combine_chunks()
+    edge = values.take(pc.select_k_unstable(values, first, [("", how)]))
+    if how == "descending":
+        return out.filter(pc.greater_equal(col, pc.min(edge)))
+    return out.filter(pc.less_equal(col, pc.max(edge)))
 
 
 def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.ChunkedArray | None]:

@@ -138,6 +138,9 @@ UNORDERED = [
     "SELECT s, sum(d), avg(d), avg(d * 3), sum(d * d) FROM dataset GROUP BY s",
     "SELECT flag, avg(d) FROM dataset WHERE d < 0 GROUP BY flag",
     "SELECT d * 2, d + 1, d / 3, -d, d > 1.5 FROM dataset",
+    # a column against a constant: in the column's type where it holds the constant exactly, else in the common one
+    "SELECT big FROM dataset WHERE i8 < 300 AND u8 > -1 AND d < 10 AND d >= 2.555 AND id <> 3000000000",
+    "SELECT big, d > 5, 3 <= d, i8 = -60, 200 < u8, u8 = 255.0 FROM dataset WHERE d <> -1.5 OR id = 2",
     # a DISTINCT aggregate of one argument with sum / min / max: DataFusion sums twice (decimals widen twice)
     "SELECT count(DISTINCT d), sum(d) FROM dataset",
     "SELECT s, count(DISTINCT big), sum(d), min(d) FROM dataset GROUP BY s",
@@ -204,6 +207,13 @@ ORDERED = [
     "SELECT flag, avg(x) FROM dataset GROUP BY flag ORDER BY flag",
     "SELECT DISTINCT id % 3 AS r FROM dataset ORDER BY r",
     "SELECT u8 FROM dataset ORDER BY u8 DESC LIMIT 5",
+    # a top k by the first key, then all of them: ties on the first key at the edge, or everywhere
+    "SELECT i8 % 3 AS r, big FROM dataset ORDER BY r, big DESC LIMIT 7",
+    "SELECT i8 % 3 AS r, big FROM dataset ORDER BY r DESC, big LIMIT 5 OFFSET 9",
+    "SELECT u8, big FROM dataset ORDER BY u8 LIMIT 3 OFFSET 2",
+    "SELECT d, big FROM dataset WHERE d IS NOT NULL ORDER BY d DESC, big LIMIT 4",
+    "SELECT s, big FROM dataset WHERE s IS NOT NULL ORDER BY s DESC, big LIMIT 6",
+    "SELECT flag, big FROM dataset WHERE flag IS NOT NULL ORDER BY flag, big DESC LIMIT 6",
     "SELECT d, big FROM dataset ORDER BY d DESC, big LIMIT 6",
     "SELECT d, big FROM dataset ORDER BY d NULLS FIRST, big LIMIT 8 OFFSET 2",
     "SELECT s, avg(d) AS a FROM dataset GROUP BY s ORDER BY a DESC LIMIT 2",
@@ -296,8 +306,10 @@ def test_scan_reads_only_what_the_query_needs(twin) -> None:
     with mock.patch.object(LanceDataset, "scanner", spy):
         ours.sql("SELECT s, count(*) FROM dataset WHERE x > 2 GROUP BY s").build().to_batch_records()
         ours.sql("SELECT big FROM dataset WHERE x > 2 LIMIT 3").build().to_batch_records()
+        ours.sql("SELECT big FROM dataset WHERE d < 10 AND i8 > 3").build().to_batch_records()
     assert seen[0]["columns"] == ["s"] and seen[0]["filter"] is not None
     assert seen[1]["columns"] == ["big"] and seen[1]["limit"] == 3
+    assert "cast" not in str(seen[2]["filter"])  # (constants in the columns' types: no column cast)
 
 
 @pytest.mark.parametrize(
