@@ -309,9 +309,13 @@ def _scan(
     with_row_addr: bool,
 ) -> Iterator[pa.Table]:
     """The scan's batches (as tables of the columns the query names): WHERE is its filter and, for a ``plain``
-    query, LIMIT / OFFSET are its own."""
+    query, LIMIT / OFFSET are its own (a filtered one of few rows reads the filter's columns, then takes its rows'
+    other columns: ``_taken``)."""
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
     columns = _columns(trees, schema)
+    few = q.limit is not None and q.limit <= _TAKE_LIMIT
+    if plain and few and where is not None and not (with_row_id or with_row_addr) and _takes(ds, q, schema, columns):
+        return _taken(ds, q, where, columns)
     options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
     if where is not None and with_row_id:
         options["with_row_id"] = True
@@ -325,6 +329,32 @@ def _scan(
     if not plain:
         return iter([scanner.to_table().select(columns)])
     return (pa.Table.from_batches([b]).select(columns) for b in scanner.to_batches())
+
+
+#: the most rows of a filtered LIMIT that are taken by row id after a scan of the filter's columns
+_TAKE_LIMIT = 10_000
+
+
+def _takes(ds: LanceDataset, q: Select, schema: pa.Schema, columns: list[str]) -> bool:
+    """Whether to read a filtered LIMIT / OFFSET in two steps (``_taken``): not where the filter names every column
+    (nothing to take later), nor for blob or other columns with metadata (which takes may return otherwise)."""
+    filtered = set(_columns([q.where], schema))
+    fields = [ds.schema.field(c) for c in columns]
+    return bool(columns) and not set(columns) <= filtered and not any(_has_metadata(f) for f in fields)
+
+
+def _taken(ds: LanceDataset, q: Select, where: pc.Expression, columns: list[str]) -> Iterator[pa.Table]:
+    """The rows of a filtered LIMIT / OFFSET (the ``columns`` it names) read in two steps, as pylance's late
+    materialisation: the row ids of the rows the filter keeps (a scan of the filter's columns, which stops at the
+    LIMIT), then those rows' columns taken by id.  Read as the result is (a failing filter fails there)."""
+    ids = ds.scanner(columns=[], filter=where, with_row_id=True, limit=q.limit, offset=q.offset or None).to_table()
+    yield ds._take_rows(ids.column("_rowid"), columns=columns).select(columns)
+
+
+def _has_metadata(field: pa.Field) -> bool:
+    t = field.type
+    nested = pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    return bool(field.metadata) or nested and any(_has_metadata(t.field(i)) for i in range(t.num_fields))
 
 
 def _result(out: pa.Table, schema: pa.Schema) -> pa.Table:

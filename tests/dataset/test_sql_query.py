@@ -191,6 +191,10 @@ ORDERED = [
     "SELECT s, count(*) FROM dataset GROUP BY s ORDER BY count(*) DESC, s LIMIT 2",
     "SELECT DISTINCT s, flag FROM dataset ORDER BY s, flag",
     "SELECT big FROM dataset WHERE x > 3 LIMIT 4 OFFSET 2",
+    "SELECT s, x * 2, d FROM dataset WHERE big % 3 = 1 LIMIT 5 OFFSET 4",
+    "SELECT id, s FROM dataset WHERE x > 1000 LIMIT 5",
+    "SELECT id, s FROM dataset WHERE x > 3 LIMIT 5 OFFSET 100",
+    "SELECT big / (big - 20) AS q, s FROM dataset WHERE x > 3 LIMIT 3",
     "SELECT id FROM dataset LIMIT 7",
     "SELECT id FROM dataset ORDER BY id DESC",
     "SELECT x FROM dataset ORDER BY x DESC LIMIT 3",
@@ -294,7 +298,8 @@ def test_table_name_and_batches(twin) -> None:
 
 
 def test_scan_reads_only_what_the_query_needs(twin) -> None:
-    """WHERE goes to the scan as its filter, and the scan reads only the columns the query names."""
+    """WHERE goes to the scan as its filter, and the scan reads only the columns the query names; a filtered LIMIT
+    reads the filter's columns for the row ids it keeps (then takes those rows), unless the filter names them all."""
     ours, _ = twin
     seen = []
     real = LanceDataset.scanner
@@ -307,9 +312,11 @@ def test_scan_reads_only_what_the_query_needs(twin) -> None:
         ours.sql("SELECT s, count(*) FROM dataset WHERE x > 2 GROUP BY s").build().to_batch_records()
         ours.sql("SELECT big FROM dataset WHERE x > 2 LIMIT 3").build().to_batch_records()
         ours.sql("SELECT big FROM dataset WHERE d < 10 AND i8 > 3").build().to_batch_records()
+        ours.sql("SELECT big + 1 FROM dataset WHERE big > 2 LIMIT 3 OFFSET 1").build().to_batch_records()
     assert seen[0]["columns"] == ["s"] and seen[0]["filter"] is not None
-    assert seen[1]["columns"] == ["big"] and seen[1]["limit"] == 3
+    assert seen[1]["columns"] == [] and seen[1]["with_row_id"] and seen[1]["limit"] == 3
     assert "cast" not in str(seen[2]["filter"])  # (constants in the columns' types: no column cast)
+    assert seen[3]["columns"] == ["big"] and seen[3]["limit"] == 3 and seen[3]["offset"] == 1
 
 
 @pytest.mark.parametrize(
@@ -365,7 +372,14 @@ def test_outside_the_subset_is_refused(twin, sql) -> None:
     assert isinstance(e.value, ValueError) and isinstance(e.value, OSError)
 
 
-@pytest.mark.parametrize("sql", ["SELECT big / 0 FROM dataset", "SELECT CAST(s AS INT) FROM dataset WHERE big > 2"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT big / 0 FROM dataset",
+        "SELECT CAST(s AS INT) FROM dataset WHERE big > 2",
+        "SELECT s FROM dataset WHERE 1 / (big - 6) > 0 LIMIT 3",  # (a filtered LIMIT: its row ids read first)
+    ],
+)
 def test_errors_of_rows_match_pylance(twin, sql) -> None:
     """A query that fails on its rows: ValueError from ``to_batch_records``; from ``to_stream_reader`` a reader that
     raises ``pyarrow.ArrowInvalid`` when read, as pylance's."""
@@ -424,3 +438,20 @@ def test_stream_reader_reads_as_it_is_read(many_fragments) -> None:
     got = pa.concat_tables([pa.Table.from_batches([first], schema=rest.schema), rest])
     want = lance.dataset(many_fragments).sql(sql).build().to_stream_reader().read_all()
     assert got.schema == want.schema and _rows(got) == _rows(want)
+
+
+def test_filtered_limit_with_stable_row_ids(tmp_path) -> None:
+    """A filtered LIMIT takes its rows by the row ids its scan gives: stable ones too, after deletions and a
+    compaction moved the rows (the answer is pylance's)."""
+    path = str(tmp_path / "ds")
+    table = pa.table({"a": pa.array(range(1000)), "s": [f"r{i}" for i in range(1000)]})
+    lance.write_dataset(table, path, max_rows_per_file=100, enable_stable_row_ids=True)
+    lance.dataset(path).delete("a % 7 = 3")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=300)
+    for sql in (
+        "SELECT s, a FROM dataset WHERE a > 400 LIMIT 5 OFFSET 9",
+        "SELECT s FROM dataset WHERE a % 2 = 0 LIMIT 9",
+    ):
+        want = lance.dataset(path).sql(sql).build().to_stream_reader().read_all()
+        got = lancelot.dataset(path).sql(sql).build().to_stream_reader().read_all()
+        assert got.num_rows == want.num_rows > 0 and got.equals(want)
