@@ -11,6 +11,7 @@ placed per key), LIMIT / OFFSET.  The output's fields are nullable as DataFusion
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from lancelot.sql.comparison import compare
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
-from lancelot.sql.values import COMPARISONS, Val, const_val, unparen
+from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -75,10 +76,18 @@ class _QueryTranslator(Translator):
     """lancelot/sql's translator with DataFusion's SQL types where its planner's differ from lance's: a cast to text
     (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``.  A column compared with a constant its type
     holds exactly (``l_quantity < 10`` of decimal(15, 2)) is compared in its own type, the constant cast, as
-    DataFusion's unwrap-cast rule does: the same answer without casting the column's every value."""
+    DataFusion's unwrap-cast rule does: the same answer without casting the column's every value.  Decimal
+    ``+ - *`` run in the narrowest types their operands' values fit (``_narrow``), then are cast to DataFusion's."""
+
+    def __init__(self, sql: str, schema: pa.Schema, what: str) -> None:
+        super().__init__(sql, schema, what)
+        #: a decimal sum, difference or product computed narrow: id(node) -> its Val in that type
+        self.narrow: dict[int, Val] = {}
 
     def _value(self, node: exp.Expr) -> Val:
         node = unparen(node)
+        if isinstance(node, exp.Add | exp.Sub | exp.Mul):
+            return self._narrow(node, super()._value(node))
         if type(node) in COMPARISONS:
             sides = [unparen(node.this), unparen(node.expression)]
             if not any(isinstance(x, exp.Cast | exp.TryCast) for x in sides):  # (lancelot/sql unwraps those)
@@ -93,6 +102,41 @@ class _QueryTranslator(Translator):
         if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
             return self.cast(v, pa.string_view(), node)
         return v
+
+    def _narrow(self, node: exp.Expr, v: Val) -> Val:
+        """``v`` (``node``'s value, in DataFusion's type) computed in the narrowest decimal types that hold its
+        operands' values, if that fits 38 digits: a constant integer is as wide as its digits (DataFusion gives
+        ``1`` 20), so ``l_extendedprice * (1 - l_discount)`` multiplies decimal128 (15, 2) by (16, 2), not
+        decimal256 (15, 2) by (23, 2); the values are the same (exact, no overflow), cast to DataFusion's type."""
+        if v.const is not None or v.failed or not pa.types.is_decimal128(v.type):
+            return v
+        operands = [self._narrowest(x) for x in (node.this, node.expression)]
+        if operands[0] is None or operands[1] is None:
+            return v
+        try:
+            out = self.call(ARITHMETIC[type(node)], [operands[0], operands[1]], node)
+        except SqlError:  # (wider than 38 digits)
+            return v
+        if not pa.types.is_decimal128(out.type) or out.type.scale != v.type.scale:
+            return v
+        self.narrow[id(node)] = out
+        return v if out.type == v.type else Val(out.expr.cast(v.type), v.type)
+
+    def _narrowest(self, node: exp.Expr) -> Val | None:
+        """``node``'s value in the narrowest decimal type known to hold it (None: not a decimal, nor an integer
+        constant)."""
+        node = unparen(node)
+        v = self.narrow.get(id(node)) or self.values.get(id(node))
+        if v is None or v.failed:
+            return None
+        if v.const is None:
+            return v if pa.types.is_decimal128(v.type) else None
+        if not v.const.is_valid or not (pa.types.is_integer(v.type) or pa.types.is_decimal128(v.type)):
+            return None
+        sign, digits, exponent = decimal.Decimal(v.const.as_py()).as_tuple()
+        scale = max(0, -int(exponent))
+        t = pa.decimal128(max(len(digits), scale, 1), scale)
+        return const_val(pa.scalar(decimal.Decimal(v.const.as_py()), t)) if int(exponent) <= 0 else None
 
 
 def _exactly(value: pa.Scalar, t: pa.DataType) -> pa.Scalar | None:

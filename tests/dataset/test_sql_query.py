@@ -138,6 +138,9 @@ UNORDERED = [
     "SELECT s, sum(d), avg(d), avg(d * 3), sum(d * d) FROM dataset GROUP BY s",
     "SELECT flag, avg(d) FROM dataset WHERE d < 0 GROUP BY flag",
     "SELECT d * 2, d + 1, d / 3, -d, d > 1.5 FROM dataset",
+    # decimal + - * computed in the narrowest types that hold their values (a constant as wide as its digits)
+    "SELECT d * (1 - d), 2 * d - 7, d * 3 + 1, -3 * d, d * d * d, (d - 100) * (d + 100) * d, d * 0.25 FROM dataset",
+    "SELECT CAST(big AS DECIMAL(38, 2)) * d AS wide, d * 12345678901234567 AS big_constant FROM dataset",
     # a column against a constant: in the column's type where it holds the constant exactly, else in the common one
     "SELECT big FROM dataset WHERE i8 < 300 AND u8 > -1 AND d < 10 AND d >= 2.555 AND id <> 3000000000",
     "SELECT big, d > 5, 3 <= d, i8 = -60, 200 < u8, u8 = 255.0 FROM dataset WHERE d <> -1.5 OR id = 2",
@@ -313,10 +316,12 @@ def test_scan_reads_only_what_the_query_needs(twin) -> None:
         ours.sql("SELECT big FROM dataset WHERE x > 2 LIMIT 3").build().to_batch_records()
         ours.sql("SELECT big FROM dataset WHERE d < 10 AND i8 > 3").build().to_batch_records()
         ours.sql("SELECT big + 1 FROM dataset WHERE big > 2 LIMIT 3 OFFSET 1").build().to_batch_records()
+        ours.sql("SELECT big FROM dataset WHERE d * (1 - d) > 0").build().to_batch_records()
     assert seen[0]["columns"] == ["s"] and seen[0]["filter"] is not None
     assert seen[1]["columns"] == [] and seen[1]["with_row_id"] and seen[1]["limit"] == 3
     assert "cast" not in str(seen[2]["filter"])  # (constants in the columns' types: no column cast)
     assert seen[3]["columns"] == ["big"] and seen[3]["limit"] == 3 and seen[3]["offset"] == 1
+    assert "decimal256" not in str(seen[4]["filter"])  # (1 - d is decimal128(16, 2), not (23, 2): d * it fits)
 
 
 @pytest.mark.parametrize(
