@@ -327,7 +327,8 @@ def run_select(
     if plain:
         exprs, fields = _outputs(q, typed)
         out_schema = pa.schema(fields)
-        return out_schema, (b for t in scanned for b in _result(_project(t, exprs), out_schema).to_batches())
+        out = (_result(_project(t, exprs), out_schema) for t in scanned)
+        return out_schema, (b for t in out for b in t.to_batches(max_chunksize=batch_size or _BATCH_ROWS))
     (base,) = scanned  # one table (see _scan)
     out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
     if q.distinct:
@@ -367,12 +368,23 @@ def _scan(
         options["with_row_address"] = True
     if plain:
         options.update(limit=q.limit, offset=q.offset or None)
-    if batch_size is not None:
-        options["batch_size"] = batch_size
+    if batch_size is not None or plain:
+        options["batch_size"] = batch_size or _stream_batch(ds)
     scanner = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options)
     if not plain:
         return iter([scanner.to_table().select(columns)])
     return (pa.Table.from_batches([b]).select(columns) for b in scanner.to_batches())
+
+
+#: the rows of a result batch (DataFusion's batch size) unless the query's builder sets one
+_BATCH_ROWS = 8192
+
+
+def _stream_batch(ds: LanceDataset) -> int:
+    """The rows of a scan batch of a streamed query: the dataset in about 16 batches or more (the result is read as
+    it is asked for), from 8,192 to 65,536 rows (each scan batch costs a fixed amount besides its rows' values: the
+    bigger, the cheaper, up to a point; docs/performance.md)."""
+    return max(_BATCH_ROWS, min(65_536, ds.count_rows() // 16))
 
 
 #: the most rows of a filtered LIMIT that are taken by row id after a scan of the filter's columns
