@@ -460,3 +460,22 @@ def test_filtered_limit_with_stable_row_ids(tmp_path) -> None:
         want = lance.dataset(path).sql(sql).build().to_stream_reader().read_all()
         got = lancelot.dataset(path).sql(sql).build().to_stream_reader().read_all()
         assert got.num_rows == want.num_rows > 0 and got.equals(want)
+
+
+@pytest.mark.parametrize(
+    "interval",
+    ["'1 day'", "'2 hours'", "'1 week'", "'1 year 2 months'", "'1 day 3 hours'", "'90' MINUTE", "'-5 seconds'"],
+)
+def test_interval_arithmetic_matches_pylance(tmp_path, interval) -> None:
+    """A date or timestamp plus or minus an interval: DataFusion's values and its name of the interval literal
+    (``IntervalMonthDayNano { months, days, nanoseconds }``)."""
+    path = str(tmp_path / "ds")
+    ts = pa.array([1_700_000_000_000_000 + i * 7_654_321_000 for i in range(5)], pa.timestamp("us"))
+    lancelot.write_dataset(pa.table({"ts": ts, "dt": pa.array(range(19_000, 19_005), pa.date32())}), path)
+    items = f"ts + INTERVAL {interval}, ts - INTERVAL {interval}"
+    if interval in ("'1 day'", "'1 week'", "'1 year 2 months'"):  # (a date moves by whole days)
+        items += f", dt + INTERVAL {interval}, dt - INTERVAL {interval}"
+    sql = f"SELECT {items} FROM dataset"
+    want = lance.dataset(path).sql(sql).build().to_stream_reader().read_all()
+    got = lancelot.dataset(path).sql(sql).build().to_stream_reader().read_all()
+    assert got.schema == want.schema and got.equals(want)
