@@ -15,6 +15,7 @@ import decimal
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -517,10 +518,27 @@ def _leading(out: pa.Table, key: tuple[str, str], first: int) -> pa.Table:
     if not (ordered or pa.types.is_string(t) or pa.types.is_large_string(t)) or col.null_count:
         return out
     values = col.combine_chunks()
+    numbers = _numbers(values)
+    if numbers is not None:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+        k = len(numbers) - first if how == "descending" else first - 1
+        edge = np.partition(numbers, k)[k]
+        return out.filter(pa.array(numbers >= edge if how == "descending" else numbers <= edge))
     edge = values.take(pc.select_k_unstable(values, first, [("", how)]))
     if how == "descending":
         return out.filter(pc.greater_equal(col, pc.min(edge)))
     return out.filter(pc.less_equal(col, pc.max(edge)))
+
+
+def _numbers(values: pa.Array) -> np.ndarray | None:
+    """``values`` (no nulls) as numbers numpy orders as they order: integers and times as they are, decimals of up
+    to 18 digits as their unscaled int64 (the low half of each 16 bytes); None for other types."""
+    t = values.type
+    if pa.types.is_decimal128(t) and t.precision <= 18:
+        words = np.frombuffer(values.buffers()[1], dtype=np.int64, count=2 * (values.offset + len(values)))
+        return words[2 * values.offset :: 2]
+    if pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        return np.asarray(values.to_numpy(zero_copy_only=False))
+    return None
 
 
 def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.ChunkedArray | None]:
@@ -528,8 +546,6 @@ def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.Chunked
     column or has none)."""
     if not pa.types.is_floating(col.type):
         return None, None
-    import numpy as np
-
     signs = pa.chunked_array([pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks], pa.bool_())
     nan = pc.and_(pc.is_nan(col), signs)
     zero = pc.and_(pc.equal(col, 0), signs)
