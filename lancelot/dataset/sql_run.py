@@ -88,7 +88,7 @@ class _QueryTranslator(Translator):
     def _value(self, node: exp.Expr) -> Val:
         node = unparen(node)
         if isinstance(node, exp.Add | exp.Sub | exp.Mul):
-            return self._narrow(node, super()._value(node))
+            return self._narrow(node, self._capped(node, super()._value(node)))
         if type(node) in COMPARISONS:
             sides = [unparen(node.this), unparen(node.expression)]
             if not any(isinstance(x, exp.Cast | exp.TryCast) for x in sides):  # (lancelot/sql unwraps those)
@@ -103,6 +103,18 @@ class _QueryTranslator(Translator):
         if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
             return self.cast(v, pa.string_view(), node)
         return v
+
+    def _capped(self, node: exp.Expr, v: Val) -> Val:
+        """``v`` as decimal128 (38 digits, its scale) where lancelot/sql made a decimal256 of decimal128 operands
+        whose common type is wider than 38 digits: DataFusion's decimal arithmetic of decimal128s stays decimal128
+        (``(d / id) * (big * d)``)."""
+        if v.const is not None or not pa.types.is_decimal256(v.type):
+            return v
+        operands = [self.values.get(id(unparen(x))) for x in (node.this, node.expression)]
+        if any(o is None or pa.types.is_decimal256(o.type) for o in operands):
+            return v
+        capped = pa.decimal128(38, v.type.scale)
+        return Val(v.expr.cast(capped, safe=False), capped, failed=v.failed)
 
     def _narrow(self, node: exp.Expr, v: Val) -> Val:
         """``v`` (``node``'s value, in DataFusion's type) computed in the narrowest decimal types that hold its

@@ -141,6 +141,8 @@ UNORDERED = [
     # decimal + - * computed in the narrowest types that hold their values (a constant as wide as its digits)
     "SELECT d * (1 - d), 2 * d - 7, d * 3 + 1, -3 * d, d * d * d, (d - 100) * (d + 100) * d, d * 0.25 FROM dataset",
     "SELECT CAST(big AS DECIMAL(38, 2)) * d AS wide, d * 12345678901234567 AS big_constant FROM dataset",
+    # decimal128 operands whose common type passes 38 digits: still decimal128 (38 digits), as DataFusion's
+    "SELECT (d / id) * (big * d) AS a, (d / id) + (big * d) AS b, (d / id) - (big * d) * d AS c FROM dataset",
     # a column against a constant: in the column's type where it holds the constant exactly, else in the common one
     "SELECT big FROM dataset WHERE i8 < 300 AND u8 > -1 AND d < 10 AND d >= 2.555 AND id <> 3000000000",
     "SELECT big, d > 5, 3 <= d, i8 = -60, 200 < u8, u8 = 255.0 FROM dataset WHERE d <> -1.5 OR id = 2",
