@@ -26,6 +26,7 @@ from benchmarks.dataset_bench import DEFAULT_DATA_DIR
 from benchmarks.datasets import tpch_lineitem
 
 QUERIES = {
+    "project": "SELECT l_quantity * 2 AS q2, l_shipdate FROM dataset",
     "filter_project": "SELECT l_orderkey, l_quantity, l_extendedprice * (1 - l_discount) AS revenue FROM dataset "
     "WHERE l_shipdate >= date '1995-01-01' AND l_quantity < 10",
     "group_by": "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, sum(l_extendedprice) AS sum_price, "
@@ -37,6 +38,7 @@ QUERIES = {
     "case_when": "SELECT l_shipmode, sum(CASE WHEN l_quantity > 25 THEN 1 ELSE 0 END) AS big FROM dataset "
     "GROUP BY l_shipmode ORDER BY l_shipmode",
     "limit": "SELECT * FROM dataset WHERE l_quantity > 45 LIMIT 20",
+    "limit_offset": "SELECT l_orderkey, l_partkey, l_comment FROM dataset WHERE l_quantity > 45 LIMIT 20 OFFSET 30000",
 }
 
 

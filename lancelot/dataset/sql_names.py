@@ -93,6 +93,10 @@ def expr_name(node: exp.Expr, q: str | None) -> str:
         whens = "".join(f" WHEN {n(w.this)} THEN {n(w.args['true'])}" for w in node.args.get("ifs") or [])
         default = f" ELSE {n(node.args['default'])}" if node.args.get("default") is not None else ""
         return f"CASE{operand}{whens}{default} END"
+    if isinstance(node, exp.Interval):
+        return _interval(node)
+    if isinstance(node, exp.Filter):
+        return f"{n(node.this)} FILTER (WHERE {n(node.expression.this)})"
     call = _special_call(node)
     if call is not None:
         return f"{call[0]}({','.join(n(a) for a in call[1])})"
@@ -123,6 +127,35 @@ def _special_call(node: exp.Expr) -> tuple[str, list[exp.Expr]] | None:
     if isinstance(node, exp.Floor | exp.Ceil):
         return type(node).__name__.lower(), [node.this]
     return None
+
+
+#: an interval's units as DataFusion's IntervalMonthDayNano holds them: (field, per unit)
+_INTERVAL_UNITS: dict[str, tuple[int, int]] = {
+    **{u: (0, n) for u, n in (("month", 1), ("mon", 1), ("year", 12), ("decade", 120), ("century", 1200))},
+    **{u: (1, n) for u, n in (("day", 1), ("week", 7))},
+    **{u: (2, n) for u, n in (("hour", 3_600 * 10**9), ("minute", 60 * 10**9), ("second", 10**9))},
+    **{u: (2, n) for u, n in (("millisecond", 10**6), ("microsecond", 10**3), ("nanosecond", 1))},
+}
+
+
+def _interval(node: exp.Interval) -> str:
+    """``INTERVAL '1 day 3 hours'`` as DataFusion names the literal (its months, days and nanoseconds)."""
+    import re
+
+    unit = node.args.get("unit")
+    text = f"{node.this.name} {unit.name if unit is not None else ''}".lower()
+    parts = re.findall(r"(-?\d+)\s*([a-z]+)", text)
+    fields = [0, 0, 0]
+    for count, name in parts:
+        field, per = _INTERVAL_UNITS.get(name.rstrip("s"), (-1, 0))
+        if field < 0:
+            return str(node.sql())
+        fields[field] += int(count) * per
+    if not parts or re.sub(r"(-?\d+)\s*([a-z]+)", "", text).strip():
+        return str(node.sql())
+    months, days, nanos = fields
+    inner = f"IntervalMonthDayNano {{ months: {months}, days: {days}, nanoseconds: {nanos} }}"
+    return f'IntervalMonthDayNano("{inner}")'
 
 
 def _infix(node: exp.Expr, name: Callable[[exp.Expr], str]) -> str:

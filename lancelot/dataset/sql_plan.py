@@ -7,7 +7,8 @@ lancelot/sql/parse.py's dialect changed in those ways) and returns its parts wit
 reference normalised (its table qualifier dropped, its name as DataFusion resolves it), ready for
 lancelot/sql's translator.  The subset: one SELECT of the dataset (columns, ``*``, expressions,
 aliases, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT/OFFSET, DISTINCT, the aggregates count / sum / min /
-max / avg / stddev / var); anything else (joins, subqueries, window functions, set operations) is refused.
+max / avg / stddev / var / median / approx_distinct / bool_and / bool_or, DISTINCT and FILTER of
+them); anything else (joins, subqueries, window functions, set operations) is refused.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from lancelot.sql.parse import LanceDialect, syntax_error
 
 #: the aggregate functions the subset runs (``mean`` is DataFusion's other name for ``avg``)
 AGGREGATES = frozenset(
-    {"count", "sum", "min", "max", "avg", "mean", "stddev", "stddev_samp", "stddev_pop", "var", "var_samp", "var_pop"}
+    {
+        *("count", "sum", "min", "max", "avg", "mean", "median", "approx_distinct", "bool_and", "bool_or"),
+        *("stddev", "stddev_samp", "stddev_pop", "var", "var_samp", "var_pop"),
+    }
 )
 #: DataFusion's other aggregate functions: refused as outside the subset (not as unknown functions)
 _OTHER_AGGREGATES = frozenset(
     {
-        *("median", "approx_distinct", "approx_median", "approx_percentile_cont", "array_agg", "string_agg"),
-        *("first_value", "last_value", "nth_value", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "corr"),
+        *("approx_median", "approx_percentile_cont", "array_agg", "string_agg", "corr"),
+        *("first_value", "last_value", "nth_value", "bit_and", "bit_or", "bit_xor"),
         *("covar", "covar_pop", "covar_samp", "grouping", "percentile_cont", "regr_slope", "regr_intercept"),
     }
 )
@@ -44,7 +48,6 @@ _REFUSED: dict[type[exp.Expr], str] = {
     exp.Lateral: "LATERAL",
     exp.Unnest: "UNNEST",
     exp.With: "WITH (common table expressions)",
-    exp.Filter: "aggregate FILTER clauses",
 }
 
 
@@ -105,6 +108,11 @@ def is_aggregate(node: exp.Expr) -> bool:
     return isinstance(node, exp.Anonymous) and str(node.name).lower() in AGGREGATES
 
 
+def aggregate_call(node: exp.Expr) -> exp.Expr:
+    """The whole call an aggregate ``node`` is part of: its ``FILTER (WHERE ...)`` when it has one."""
+    return node.parent if isinstance(node.parent, exp.Filter) else node
+
+
 def _parse(sql: str) -> exp.Expr:
     if not isinstance(sql, str):
         raise TypeError(f"a SQL query must be a str, not {type(sql).__name__}")
@@ -141,6 +149,8 @@ def _check(sql: str, tree: exp.Expr) -> exp.Select:
             kind = "aggregates of aggregates"
         if kind is not None:
             raise _refuse(sql, kind)
+        if isinstance(node, exp.Filter) and not is_aggregate(node.this):
+            raise SqlQueryError(f"Error during planning: FILTER applies to aggregate functions only: {node.sql()}")
     return tree
 
 

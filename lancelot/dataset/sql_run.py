@@ -11,35 +11,27 @@ placed per key), LIMIT / OFFSET.  The output's fields are nullable as DataFusion
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.dataset.sql_plan import Select, is_aggregate, parse_select
+from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twice
+from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
+from lancelot.sql.comparison import compare
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
-from lancelot.sql.values import Val, unparen
+from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 _ROW_COLUMNS = {"_rowid": "with_row_id", "_rowaddr": "with_row_address"}
-#: pyarrow's hash aggregate for each SQL aggregate
-_KERNELS: dict[str, tuple[str, Any]] = {
-    "sum": ("sum", None),
-    "min": ("min", None),
-    "max": ("max", None),
-    "avg": ("mean", None),
-    "mean": ("mean", None),
-    **{f: ("stddev", pc.VarianceOptions(ddof=1)) for f in ("stddev", "stddev_samp")},
-    "stddev_pop": ("stddev", pc.VarianceOptions(ddof=0)),
-    **{f: ("variance", pc.VarianceOptions(ddof=1)) for f in ("var", "var_samp")},
-    "var_pop": ("variance", pc.VarianceOptions(ddof=0)),
-}
 #: the parent a query's expressions are translated under: lancelot/sql takes an expression inside a function call for
 #: one DataFusion plans (lance's filter planner hands it only function arguments), and DataFusion plans all of a query
 #: (so CASE, SUBSTRING, FLOOR, CAST AS VARCHAR, ... run anywhere in it)
@@ -83,13 +75,93 @@ class _Typed:
 
 class _QueryTranslator(Translator):
     """lancelot/sql's translator with DataFusion's SQL types where its planner's differ from lance's: a cast to text
-    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``."""
+    (``VARCHAR``, ``TEXT``, ``STRING``, ``CHAR``) is to ``Utf8View``.  A column compared with a constant its type
+    holds exactly (``l_quantity < 10`` of decimal(15, 2)) is compared in its own type, the constant cast, as
+    DataFusion's unwrap-cast rule does: the same answer without casting the column's every value.  Decimal
+    ``+ - *`` run in the narrowest types their operands' values fit (``_narrow``), then are cast to DataFusion's."""
+
+    def __init__(self, sql: str, schema: pa.Schema, what: str) -> None:
+        super().__init__(sql, schema, what)
+        #: a decimal sum, difference or product computed narrow: id(node) -> its Val in that type
+        self.narrow: dict[int, Val] = {}
 
     def _value(self, node: exp.Expr) -> Val:
+        node = unparen(node)
+        if isinstance(node, exp.Add | exp.Sub | exp.Mul):
+            return self._narrow(node, self._capped(node, super()._value(node)))
+        if type(node) in COMPARISONS:
+            sides = [unparen(node.this), unparen(node.expression)]
+            if not any(isinstance(x, exp.Cast | exp.TryCast) for x in sides):  # (lancelot/sql unwraps those)
+                a, b = self.value(sides[0]), self.value(sides[1])
+                if (a.const is None) != (b.const is None):
+                    column, constant = (a, b) if b.const is not None else (b, a)
+                    narrow = _exactly(constant.const, column.type)
+                    if narrow is not None:
+                        a, b = (column, const_val(narrow)) if constant is b else (const_val(narrow), column)
+                return compare(self, COMPARISONS[type(node)], a, b, node)
         v = super()._value(node)
         if isinstance(node, exp.Cast) and node.args["to"].this in _TEXT_TYPES:
             return self.cast(v, pa.string_view(), node)
         return v
+
+    def _capped(self, node: exp.Expr, v: Val) -> Val:
+        """``v`` as decimal128 (38 digits, its scale) where lancelot/sql made a decimal256 of decimal128 operands
+        whose common type is wider than 38 digits: DataFusion's decimal arithmetic of decimal128s stays decimal128
+        (``(d / id) * (big * d)``)."""
+        if v.const is not None or not pa.types.is_decimal256(v.type):
+            return v
+        operands = [self.values.get(id(unparen(x))) for x in (node.this, node.expression)]
+        if any(o is None or pa.types.is_decimal256(o.type) for o in operands):
+            return v
+        capped = pa.decimal128(38, v.type.scale)
+        return Val(v.expr.cast(capped, safe=False), capped, failed=v.failed)
+
+    def _narrow(self, node: exp.Expr, v: Val) -> Val:
+        """``v`` (``node``'s value, in DataFusion's type) computed in the narrowest decimal types that hold its
+        operands' values, if that fits 38 digits: a constant integer is as wide as its digits (DataFusion gives
+        ``1`` 20), so ``l_extendedprice * (1 - l_discount)`` multiplies decimal128 (15, 2) by (16, 2), not
+        decimal256 (15, 2) by (23, 2); the values are the same (exact, no overflow), cast to DataFusion's type."""
+        if v.const is not None or v.failed or not pa.types.is_decimal128(v.type):
+            return v
+        operands = [self._narrowest(x) for x in (node.this, node.expression)]
+        if operands[0] is None or operands[1] is None:
+            return v
+        try:
+            out = self.call(ARITHMETIC[type(node)], [operands[0], operands[1]], node)
+        except SqlError:  # (wider than 38 digits)
+            return v
+        if not pa.types.is_decimal128(out.type) or out.type.scale != v.type.scale:
+            return v
+        self.narrow[id(node)] = out
+        return v if out.type == v.type else Val(out.expr.cast(v.type), v.type)
+
+    def _narrowest(self, node: exp.Expr) -> Val | None:
+        """``node``'s value in the narrowest decimal type known to hold it (None: not a decimal, nor an integer
+        constant)."""
+        node = unparen(node)
+        v = self.narrow.get(id(node)) or self.values.get(id(node))
+        if v is None or v.failed:
+            return None
+        if v.const is None:
+            return v if pa.types.is_decimal128(v.type) else None
+        if not v.const.is_valid or not (pa.types.is_integer(v.type) or pa.types.is_decimal128(v.type)):
+            return None
+        sign, digits, exponent = decimal.Decimal(v.const.as_py()).as_tuple()
+        scale = max(0, -int(exponent))
+        t = pa.decimal128(max(len(digits), scale, 1), scale)
+        return const_val(pa.scalar(decimal.Decimal(v.const.as_py()), t)) if int(exponent) <= 0 else None
+
+
+def _exactly(value: pa.Scalar, t: pa.DataType) -> pa.Scalar | None:
+    """An integer or decimal constant as a value of the integer or decimal type ``t``, if that holds it exactly."""
+    exact = (pa.types.is_integer, pa.types.is_decimal128)
+    if value.type == t or not value.is_valid or not any(k(t) for k in exact) or not any(k(value.type) for k in exact):
+        return None
+    try:  # (through Python: pyarrow casts an int64 only to decimals of 19 digits or more)
+        narrow = pa.scalar(value.as_py(), t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError):
+        return None
+    return narrow if narrow.as_py() == value.as_py() else None
 
 
 def _nullable(t: Translator, node: exp.Expr, shared: frozenset[str]) -> bool:
@@ -268,7 +340,8 @@ def run_select(
     if plain:
         exprs, fields = _outputs(q, typed)
         out_schema = pa.schema(fields)
-        return out_schema, (b for t in scanned for b in _result(_project(t, exprs), out_schema).to_batches())
+        out = (_result(_project(t, exprs), out_schema) for t in scanned)
+        return out_schema, (b for t in out for b in t.to_batches(max_chunksize=batch_size or _BATCH_ROWS))
     (base,) = scanned  # one table (see _scan)
     out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
     if q.distinct:
@@ -294,9 +367,13 @@ def _scan(
     with_row_addr: bool,
 ) -> Iterator[pa.Table]:
     """The scan's batches (as tables of the columns the query names): WHERE is its filter and, for a ``plain``
-    query, LIMIT / OFFSET are its own."""
+    query, LIMIT / OFFSET are its own (a filtered one of few rows reads the filter's columns, then takes its rows'
+    other columns: ``_taken``)."""
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + (q.group or []) + [q.having]
     columns = _columns(trees, schema)
+    few = q.limit is not None and q.limit <= _TAKE_LIMIT
+    if plain and few and where is not None and not (with_row_id or with_row_addr) and _takes(ds, q, schema, columns):
+        return _taken(ds, q, where, columns)
     options: dict[str, Any] = {n: True for c, n in _ROW_COLUMNS.items() if c in columns}
     if where is not None and with_row_id:
         options["with_row_id"] = True
@@ -304,12 +381,49 @@ def _scan(
         options["with_row_address"] = True
     if plain:
         options.update(limit=q.limit, offset=q.offset or None)
-    if batch_size is not None:
-        options["batch_size"] = batch_size
+    if batch_size is not None or plain:
+        options["batch_size"] = batch_size or _stream_batch(ds)
     scanner = ds.scanner(columns=[c for c in columns if c not in _ROW_COLUMNS], filter=where, **options)
     if not plain:
         return iter([scanner.to_table().select(columns)])
     return (pa.Table.from_batches([b]).select(columns) for b in scanner.to_batches())
+
+
+#: the rows of a result batch (DataFusion's batch size) unless the query's builder sets one
+_BATCH_ROWS = 8192
+
+
+def _stream_batch(ds: LanceDataset) -> int:
+    """The rows of a scan batch of a streamed query: the dataset in about 16 batches or more (the result is read as
+    it is asked for), from 8,192 to 65,536 rows (each scan batch costs a fixed amount besides its rows' values: the
+    bigger, the cheaper, up to a point; docs/performance.md)."""
+    return max(_BATCH_ROWS, min(65_536, ds.count_rows() // 16))
+
+
+#: the most rows of a filtered LIMIT that are taken by row id after a scan of the filter's columns
+_TAKE_LIMIT = 10_000
+
+
+def _takes(ds: LanceDataset, q: Select, schema: pa.Schema, columns: list[str]) -> bool:
+    """Whether to read a filtered LIMIT / OFFSET in two steps (``_taken``): not where the filter names every column
+    (nothing to take later), nor for blob or other columns with metadata (which takes may return otherwise)."""
+    filtered = set(_columns([q.where], schema))
+    fields = [ds.schema.field(c) for c in columns]
+    return bool(columns) and not set(columns) <= filtered and not any(_has_metadata(f) for f in fields)
+
+
+def _taken(ds: LanceDataset, q: Select, where: pc.Expression, columns: list[str]) -> Iterator[pa.Table]:
+    """The rows of a filtered LIMIT / OFFSET (the ``columns`` it names) read in two steps, as pylance's late
+    materialisation: the row ids of the rows the filter keeps (a scan of the filter's columns, which stops at the
+    LIMIT), then those rows' columns taken by id.  Read as the result is (a failing filter fails there)."""
+    ids = ds.scanner(columns=[], filter=where, with_row_id=True, limit=q.limit, offset=q.offset or None).to_table()
+    yield ds._take_rows(ids.column("_rowid"), columns=columns).select(columns)
+
+
+def _has_metadata(field: pa.Field) -> bool:
+    t = field.type
+    nested = pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    return bool(field.metadata) or nested and any(_has_metadata(t.field(i)) for i in range(t.num_fields))
 
 
 def _result(out: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -399,8 +513,44 @@ def _sort_plain(out: pa.Table, q: Select, first: int | None) -> pa.Table:
     if first is not None and first < out.num_rows:
         if first == 0:
             return out.slice(0, 0)
-        out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
+        out = _leading(out, keys[0], first)
+        if first < out.num_rows:
+            out = out.take(pc.select_k_unstable(out.select([k for k, _ in keys]).combine_chunks(), first, keys))
     return out.sort_by(keys)
+
+
+def _leading(out: pa.Table, key: tuple[str, str], first: int) -> pa.Table:
+    """The rows of ``out`` whose first sort key is not past the ``first``-th row's (a superset of the first rows,
+    ties kept): one column's top k and a comparison cost less than a top k of all the keys of all the rows.  Only
+    for keys without nulls (a null flag is a key of its own) or NaNs, of the types compared in order."""
+    name, how = key
+    col = out.column(name)
+    t = col.type
+    ordered = pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t)
+    if not (ordered or pa.types.is_string(t) or pa.types.is_large_string(t)) or col.null_count:
+        return out
+    values = col.combine_chunks()
+    numbers = _numbers(values)
+    if numbers is not None:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+        k = len(numbers) - first if how == "descending" else first - 1
+        edge = np.partition(numbers, k)[k]
+        return out.filter(pa.array(numbers >= edge if how == "descending" else numbers <= edge))
+    edge = values.take(pc.select_k_unstable(values, first, [("", how)]))
+    if how == "descending":
+        return out.filter(pc.greater_equal(col, pc.min(edge)))
+    return out.filter(pc.less_equal(col, pc.max(edge)))
+
+
+def _numbers(values: pa.Array) -> np.ndarray | None:
+    """``values`` (no nulls) as numbers numpy orders as they order: integers and times as they are, decimals of up
+    to 18 digits as their unscaled int64 (the low half of each 16 bytes); None for other types."""
+    t = values.type
+    if pa.types.is_decimal128(t) and t.precision <= 18:
+        words = np.frombuffer(values.buffers()[1], dtype=np.int64, count=2 * (values.offset + len(values)))
+        return words[2 * values.offset :: 2]
+    if pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        return np.asarray(values.to_numpy(zero_copy_only=False))
+    return None
 
 
 def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.ChunkedArray | None]:
@@ -408,8 +558,6 @@ def _negatives(col: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, pa.Chunked
     column or has none)."""
     if not pa.types.is_floating(col.type):
         return None, None
-    import numpy as np
-
     signs = pa.chunked_array([pa.array(np.signbit(c.to_numpy(zero_copy_only=False))) for c in col.chunks], pa.bool_())
     nan = pc.and_(pc.is_nan(col), signs)
     zero = pc.and_(pc.equal(col, 0), signs)
@@ -429,29 +577,29 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         e, t, null = typed(g)
         args[keys[g.sql()]] = e
         key_fields.append(pa.field(keys[g.sql()], t, null))
-    calls: dict[str, _Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
+    calls: dict[str, Call] = {}  # aggregate text -> its column, pyarrow aggregations, field, finish
     trees = [e for _, e in q.items] + [e for e, _, _ in q.order] + ([q.having] if q.having is not None else [])
-    found = {n.sql(): n for tree in trees for n in tree.walk() if isinstance(n, exp.Anonymous) and is_aggregate(n)}
-    twice = _sums_twice(list(found.values()))
+    found = {(c := aggregate_call(n)).sql(): c for tree in trees for n in tree.walk() if is_aggregate(n)}
+    twice = sums_twice(list(found.values()))
     for text, call in found.items():
-        calls[text] = _aggregation(q, call, len(calls), args, typed, twice)
-    grouped = _project(base, args).group_by([f.name for f in key_fields], use_threads=False)
+        calls[text] = aggregation(q, call, len(calls), args, typed, twice)
+    key_names = [f.name for f in key_fields]
     try:
-        table = grouped.aggregate([spec for _, specs, _, _ in calls.values() for spec in specs])
+        columns, groups = grouped(
+            _project(base, args), key_names, [s for _, specs, _, _ in calls.values() for s in specs]
+        )
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
         raise SqlError(f"cannot compute the aggregates of {q.sql!r}: {e}") from None
     agg_fields = [f for _, _, f, _ in calls.values()]
-    key_names = {f.name for f in key_fields}
-    # the aggregates' columns, in the order asked (pyarrow puts the keys first or last, by version)
-    results = iter([table.column(i) for i, n in enumerate(table.schema.names) if n not in key_names])
+    results = iter(columns)
     cols = [finish([next(results) for _ in specs]) for _, specs, _, finish in calls.values()]
-    cols += [table.column(f.name) for f in key_fields]
+    cols += [groups.column(k) for k in key_names]
     table = pa.Table.from_arrays(cols, schema=pa.schema(agg_fields + key_fields))
     over = _Typed(q.sql, table.schema)
 
     def rewrite(node: exp.Expr) -> exp.Expr:
         def swap(n: exp.Expr) -> exp.Expr:
-            if is_aggregate(n):
+            if is_aggregate(n) or (isinstance(n, exp.Filter) and is_aggregate(n.this)):
                 return exp.column(calls[n.sql()][0], quoted=True)
             k = keys.get(n.sql())
             return exp.column(k, quoted=True) if k is not None else n
@@ -474,100 +622,3 @@ def _aggregate(q: Select, base: pa.Table, typed: _Typed) -> tuple[pa.Table, list
         fields.append(pa.field(name, t, null))
     hidden = _order_keys(q, exprs, lambda n: over(rewrite(n))[0])
     return _project(table, exprs), fields, hidden
-
-
-#: one aggregate call: its column, its pyarrow aggregations, its field, and what makes its column of theirs
-_Call = tuple[str, list[Any], pa.Field, Callable[[list[pa.ChunkedArray]], pa.ChunkedArray | pa.Array]]
-
-
-def _sums_twice(calls: list[exp.Anonymous]) -> bool:
-    """Whether DataFusion sums twice (its single_distinct_aggregation_to_group_by rule: every DISTINCT aggregate of
-    one argument, the others sum / min / max, as an aggregate of the groups by that argument); a sum of decimals then
-    widens twice."""
-    distinct, others = set(), set()
-    for node in calls:
-        operands = node.expressions
-        if len(operands) == 1 and isinstance(operands[0], exp.Distinct):
-            distinct.add(",".join(a.sql() for a in operands[0].expressions))
-        else:
-            others.add(str(node.name).lower())
-    return len(distinct) == 1 and others <= {"sum", "min", "max"}
-
-
-def _aggregation(
-    q: Select, node: exp.Anonymous, j: int, args: dict[str, pc.Expression], typed: _Typed, twice: bool = False
-) -> _Call:
-    """One aggregate call: its argument added to ``args``, its pyarrow aggregations, its result field and how its
-    result is made of theirs."""
-    fn = str(node.name).lower()
-    col = f"\x00agg{j}"
-    operands = node.expressions
-    distinct = len(operands) == 1 and isinstance(operands[0], exp.Distinct)
-    if distinct:
-        operands = operands[0].expressions
-    if len(operands) != 1:
-        raise SqlError(f"{fn} takes one argument, not {len(operands)}: {node.sql()} in {q.sql!r}")
-    arg = operands[0]
-    if fn == "count" and not distinct and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal))):
-        return col, [([], "count_all")], pa.field(col, pa.int64(), False), _first
-    if isinstance(arg, exp.Star):
-        raise SqlError(f"{fn}(*) is not an aggregate ({q.sql!r})")
-    if distinct and fn != "count":
-        from lancelot.dataset.sql_plan import UnsupportedQueryError
-
-        raise UnsupportedQueryError(f"lancelot's LanceDataset.sql does not run {fn}(DISTINCT ...) (in {q.sql!r})")
-    e, t, _ = typed(arg)
-    args[col] = e
-    if fn == "count":
-        kernel = "count_distinct" if distinct else "count"
-        return col, [(col, kernel, pc.CountOptions("only_valid"))], pa.field(col, pa.int64(), False), _first
-    field = pa.field(col, _result_type(fn, t, q, node), True)
-    if twice and fn == "sum" and pa.types.is_decimal(field.type):
-        field = pa.field(col, _result_type(fn, field.type, q, node), True)
-    if pa.types.is_decimal(t) and fn in ("sum", "avg", "mean"):  # summed exactly (to 38 digits; pyarrow's mean rounds)
-        if fn == "sum":
-            return col, [(col, "sum", None)], field, lambda cols: cols[0].cast(field.type)
-        specs = [(col, "sum", None), (col, "count", pc.CountOptions("only_valid"))]
-        return col, specs, field, lambda cols: _decimal_mean(cols[0], cols[1], field.type)
-    kernel, options = _KERNELS[fn]
-    return col, [(col, kernel, options)], field, lambda cols: cols[0].cast(field.type)
-
-
-def _first(cols: list[pa.ChunkedArray]) -> pa.ChunkedArray:
-    return cols[0]
-
-
-def _decimal_mean(sums: pa.ChunkedArray, counts: pa.ChunkedArray, t: pa.DataType) -> pa.Array:
-    """DataFusion's avg of decimals: the sum scaled to ``t``'s scale, divided by the count, truncated
-    (toward zero)."""
-    import decimal
-
-    out: list[decimal.Decimal | None] = []
-    for total, n in zip(sums.to_pylist(), counts.to_pylist(), strict=True):
-        if total is None or not n:
-            out.append(None)
-            continue
-        sign, digits, exponent = total.as_tuple()
-        v = int("".join(map(str, digits)) or "0") * 10 ** (t.scale + int(exponent))
-        out.append(decimal.Decimal((sign, tuple(map(int, str(v // n))), -t.scale)))
-    return pa.array(out, t)
-
-
-def _result_type(fn: str, t: pa.DataType, q: Select, node: exp.Expr) -> pa.DataType:
-    """The type DataFusion gives ``fn`` of a ``t``: sum widens integers to 64 bits, floats to float64 and decimals
-    by 10 digits, avg widens decimals by 4 digits (of scale too), avg, stddev and var are otherwise float64, min and
-    max keep ``t``."""
-    if fn in ("min", "max"):
-        return t
-    numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)
-    if not numeric:
-        raise SqlError(f"Error during planning: {fn} does not apply to {t} ({node.sql()} in {q.sql!r})")
-    if pa.types.is_decimal(t) and fn == "sum":
-        return pa.decimal128(min(38, t.precision + 10), t.scale)
-    if pa.types.is_decimal(t) and fn in ("avg", "mean"):
-        return pa.decimal128(min(38, t.precision + 4), min(38, t.scale + 4))
-    if fn not in ("sum", "min", "max"):  # avg, stddev, var
-        return pa.float64()
-    if pa.types.is_floating(t):
-        return pa.float64()
-    return pa.uint64() if pa.types.is_unsigned_integer(t) else pa.int64()

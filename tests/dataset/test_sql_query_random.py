@@ -1,8 +1,9 @@
 """``LanceDataset.sql`` against pylance's on random queries: each seed makes one query (expressions, CASE, coalesce,
-filters, GROUP BY with aggregates, HAVING, DISTINCT, ORDER BY with NULLS placements, LIMIT / OFFSET) over one dataset
-of every kind of column lancelot's subset reads, with nulls; the query runs through both libraries and the results
-must be equal: schema (names, types, nullability), and rows, in order where the query orders them totally.  A query
-pylance refuses must be refused by lancelot with the same builtin class."""
+text and date functions, filters, GROUP BY with aggregates (DISTINCT, FILTER, median), HAVING, DISTINCT, ORDER BY
+with NULLS placements, LIMIT / OFFSET) over one dataset of every kind of column lancelot's subset reads, with nulls;
+the query runs through both libraries and the results must be equal: schema (names, types, nullability), and rows,
+in order where the query orders them totally.  A query pylance refuses must be refused by lancelot with the same
+builtin class."""
 
 from __future__ import annotations
 
@@ -18,8 +19,18 @@ import lancelot
 N = 60
 NUMBERS = ["id", "big", "x", "i8", "u8", "d"]
 COLUMNS = [*NUMBERS, "s", "flag"]
-#: the aggregates
-AGGREGATES = ["count(*)", "count({c})", "sum({n})", "min({c})", "max({c})", "avg({n})", "count(DISTINCT {c})"]
+#: the aggregates (a FILTER clause may follow; no var / stddev, whose last bits depend on the order of the sum)
+AGGREGATES = [
+    *("count(*)", "count({c})", "sum({n})", "min({c})", "max({c})", "avg({n})", "count(DISTINCT {c})"),
+    *("sum(DISTINCT {n})", "avg(DISTINCT {n})", "median({n})", "median(DISTINCT {n})", "max(DISTINCT {c})"),
+    *("bool_and({b})", "bool_or({b})", "count(*)", "sum({n})"),
+]
+#: scalar functions of text and dates
+FUNCTIONS = [
+    *("replace(s, 'a', 'o')", "left(s, 3)", "concat(s, '-', id)", "starts_with(s, 'a')", "lpad(s, 7, '*')"),
+    *("strpos(s, 'an')", "initcap(s)", "reverse(s)", "split_part(s, 'a', 2)", "concat_ws('/', s, lower(s))"),
+    *("date_trunc('month', dt)", "date_part('day', dt)", "EXTRACT(YEAR FROM dt)", "dt + 3", "greatest(big, id)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +48,7 @@ def twin(tmp_path_factory):
             ),
             "s": [["apple", "banana", "cherry", None, "Apple"][i % 5] for i in range(N)],
             "flag": [None if i % 11 == 0 else i % 3 == 0 for i in range(N)],
+            "dt": pa.array([None if i % 9 == 4 else 19000 + i * 17 for i in range(N)], pa.date32()),
         }
     )
     lancelot.write_dataset(table, path, max_rows_per_file=17)
@@ -65,12 +77,14 @@ class _Query:
         if r < 0.8:
             subject, match = c([("s", "'apple'"), ("flag", "true"), ("i8 % 3", "1")])
             return f"CASE {subject} WHEN {match} THEN {self.value(depth + 1)} END"
-        if r < 0.9:
+        if r < 0.85:
             return f"{c(['abs', 'round', 'floor', 'ceil'])}({c(['x', 'big', 'i8', 'd'])})"
-        if r < 0.95:
+        if r < 0.9:
             return c(
                 ["lower(s)", "upper(s)", "length(s)", "nullif(big, 2)", "CAST(big AS DOUBLE)", "CAST(x AS BIGINT)"]
             )
+        if r < 0.95:
+            return c(FUNCTIONS)
         return f"{c(['coalesce', 'nvl'])}({c(NUMBERS)}, {c(['0', '1.5', 'big', 'x'])})"
 
     def condition(self, depth: int = 0) -> str:
@@ -107,7 +121,12 @@ class _Query:
             order = c(["", " ORDER BY 1", " ORDER BY 1 DESC", " ORDER BY 1 NULLS FIRST"])
             return f"SELECT DISTINCT {item} AS k FROM dataset{where}{order}", bool(order)
         key = c(["s", "flag", "i8 % 3", "id % 4", "d > 0", "upper(s)", "CASE WHEN x > 3 THEN 1 ELSE 0 END"])
-        aggs = [c(AGGREGATES).format(c=c(COLUMNS), n=c(NUMBERS)) + f" AS a{j}" for j in range(self.rng.randint(1, 3))]
+        aggs = []
+        for j in range(self.rng.randint(1, 3)):
+            agg = c(AGGREGATES).format(c=c(COLUMNS), n=c(NUMBERS), b=c(["flag", "big > 10", "s = 'apple'"]))
+            if self.rng.random() < 0.2:
+                agg += f" FILTER (WHERE {self.condition(1)})"
+            aggs.append(f"{agg} AS a{j}")
         having = f" HAVING count(*) > {self.rng.randint(0, 8)}" if self.rng.random() < 0.3 else ""
         order = c([" ORDER BY g NULLS FIRST", " ORDER BY g DESC", " ORDER BY g"])
         limit = c(["", "", " LIMIT 2", " LIMIT 3 OFFSET 1"])
