@@ -62,10 +62,10 @@ class PagesMixin:
         pages = [col.page(p) for col, p, _ in work]
         planner = "pages/" + "+".join(sorted({type(page).__name__ for page in pages}))
         searches: list[_Job] = []
-        for (col, p, _), page in zip(work, pages):
+        for (col, p, local), page in zip(work, pages):
             ranges = self._guard(col, p, page.search_ranges)
             if ranges:
-                searches.append((col, p, ranges, page.load_search))
+                searches.append((col, p, ranges, partial(page.load_for, local)))
 
         def data(_: object = None) -> Plan:
             decoded: list[PageLevels | None] = [None] * len(work)
