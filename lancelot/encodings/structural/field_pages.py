@@ -61,40 +61,21 @@ class PagesMixin:
         work = [(col, p, local) for col in self.columns for p, local in split(col)]
         pages = [col.page(p) for col, p, _ in work]
         planner = "pages/" + "+".join(sorted({type(page).__name__ for page in pages}))
-        searches: list[_Job] = []
-        for (col, p, _), page in zip(work, pages):
-            ranges = self._guard(col, p, page.search_ranges)
-            if ranges:
-                searches.append((col, p, ranges, page.load_search))
-
-        def data(_: object = None) -> Plan:
-            decoded: list[PageLevels | None] = [None] * len(work)
-
-            def decode(i: int, bufs: list[memoryview]) -> None:
-                col, p, local = work[i]
-                decoded[i] = col.page(p).decode(local, bufs)
-
-            jobs: list[_Job] = [
-                (col, p, self._guard(col, p, page.plan, local), partial(decode, i))
-                for i, ((col, p, local), page) in enumerate(zip(work, pages))
-            ]
-            self._check_jobs(jobs)
-
-            def decoded_pages(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
-                self._deliver(jobs, bufs, parallel=True)
-                return self._finish(n_rows, work, pages, decoded, chunked, planner)
-
-            return Plan([r for _, _, ranges, _ in jobs for r in ranges], decoded_pages, planner)
-
-        if not searches:
-            return data()
-        self._check_jobs(searches)
-
-        def loaded(bufs: list[memoryview]) -> Plan:
-            self._deliver(searches, bufs)
-            return data()
-
-        return Plan([r for _, _, ranges, _ in searches for r in ranges], loaded, planner)
+        read = _PagesRead(self, n_rows, chunked, planner, work, pages)
+        ranges: list[Range] = []
+        for i, ((col, p, _), page) in enumerate(zip(work, pages)):
+            rs = self._guard(col, p, page.search_ranges)
+            if rs:
+                read.searches.append((i, len(rs)))
+                ranges += rs
+        if not ranges:
+            return read.data()
+        pos = 0
+        for i, n in read.searches:  # (every page's ranges first, then their bounds: the first bad page named)
+            col, p, _ = work[i]
+            self._check_page_ranges(col, p, ranges[pos : pos + n])
+            pos += n
+        return Plan(ranges, read.loaded, planner)
 
     def _finish(
         self,
@@ -207,28 +188,102 @@ class PagesMixin:
 
     def _check_jobs(self, jobs: list[_Job]) -> None:
         """Every job's ranges lie inside the file (else the page is named as corrupt)."""
-        size = self.ctx.src.size
         for col, p, ranges, _ in jobs:
-            for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > size:
-                    raise CorruptFileError(
-                        f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
-                        path=self.ctx.path,
-                        column=col.col.index,
-                        page=p,
-                    )
+            self._check_page_ranges(col, p, ranges)
 
-    def _deliver(self, jobs: list[_Job], bufs: list[memoryview], parallel: bool = False) -> None:
-        """Hand each job its buffers of one round (``parallel``: side by side when there are several
-        and they are large, page_pool.py)."""
+    def _check_page_ranges(self, col: ColumnReader, p: int, ranges: list[Range]) -> None:
+        """A page's ranges lie inside the file (else the page is named as corrupt)."""
+        size = self.ctx.src.size
+        for off, ln in ranges:
+            if off < 0 or ln < 0 or off + ln > size:
+                raise CorruptFileError(
+                    f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
+                    path=self.ctx.path,
+                    column=col.col.index,
+                    page=p,
+                )
+
+    def _deliver(self, jobs: list[_Job], bufs: list[memoryview]) -> None:
+        """Hand each job its buffers of one round."""
         pos = 0
-        tasks: list[Callable[[], None]] = []
         for col, p, ranges, cb in jobs:
-            part = bufs[pos : pos + len(ranges)]
+            self._guard(col, p, cb, bufs[pos : pos + len(ranges)])
             pos += len(ranges)
-            tasks.append(partial(self._guard, col, p, cb, part))
-        if parallel and len(tasks) > 1 and sum(len(b) for b in bufs) >= page_pool.PARALLEL_MIN_BYTES:
+
+
+class _PagesRead:
+    """One page by page read in flight: its pages and page-local rows, the pages whose search caches its
+    first round loads, each page's data ranges and decoded levels; its bound methods are the read's decode
+    steps (one small object per read instead of closures and partials per page: a read of many fields
+    keeps fewer objects alive, and the garbage collector runs less often)."""
+
+    __slots__ = ("reader", "n_rows", "chunked", "planner", "work", "pages", "searches", "counts", "decoded")
+
+    def __init__(
+        self,
+        reader: PagesMixin,
+        n_rows: int,
+        chunked: bool,
+        planner: str,
+        work: list[tuple[ColumnReader, int, np.ndarray]],
+        pages: list[PageReader],
+    ) -> None:
+        self.reader = reader
+        self.n_rows = n_rows
+        self.chunked = chunked
+        self.planner = planner
+        self.work = work
+        self.pages = pages
+        self.searches: list[tuple[int, int]] = []  # (work item, its search ranges' count)
+        self.counts: list[int] = []  # each work item's data ranges' count
+        self.decoded: list[PageLevels | None] = []
+
+    def loaded(self, bufs: list[memoryview]) -> Plan:
+        """The search round's bytes: each page loads its search cache (and may plan its rows), then the data."""
+        guard, work, pages = self.reader._guard, self.work, self.pages
+        pos = 0
+        for i, n in self.searches:
+            col, p, local = work[i]
+            guard(col, p, pages[i].load_for, local, bufs[pos : pos + n])
+            pos += n
+        self.searches = []
+        return self.data()
+
+    def data(self) -> Plan:
+        """The data round: every page's ranges of its rows."""
+        guard, check = self.reader._guard, self.reader._check_page_ranges
+        ranges: list[Range] = []
+        counts = self.counts
+        for (col, p, local), page in zip(self.work, self.pages):
+            rs = guard(col, p, page.plan, local)
+            counts.append(len(rs))
+            ranges += rs
+        pos = 0
+        for (col, p, _), n in zip(self.work, counts):  # (every page planned first, then the bounds checked)
+            check(col, p, ranges[pos : pos + n])
+            pos += n
+        self.decoded = [None] * len(self.work)
+        return Plan(ranges, self.decoded_pages, self.planner)
+
+    def decoded_pages(self, bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+        """The data round's bytes: each page decodes its rows (side by side when there are several and they
+        are large, page_pool.py), then the field's array."""
+        guard, work, pages, decoded = self.reader._guard, self.work, self.pages, self.decoded
+        if len(work) > 1 and sum([len(b) for b in bufs]) >= page_pool.PARALLEL_MIN_BYTES:
+            tasks: list[Callable[[], None]] = []
+            pos = 0
+            for i, n in enumerate(self.counts):
+                tasks.append(partial(self._decode, i, bufs[pos : pos + n]))
+                pos += n
             page_pool.run_all(tasks)
         else:
-            for task in tasks:
-                task()
+            pos = 0
+            for i, n in enumerate(self.counts):
+                col, p, local = work[i]
+                decoded[i] = guard(col, p, pages[i].decode, local, bufs[pos : pos + n])
+                pos += n
+        return self.reader._finish(self.n_rows, work, pages, decoded, self.chunked, self.planner)
+
+    def _decode(self, i: int, bufs: list[memoryview]) -> None:
+        col, p, local = self.work[i]
+        self.decoded[i] = self.reader._guard(col, p, self.pages[i].decode, local, bufs)

@@ -85,6 +85,7 @@ class ChunkPlan:
     size: np.ndarray
     pos: np.ndarray  # len(chunks) + 1 offsets into the fetched bytes
     items: np.ndarray
+    first_row: int | None = None  # the first chunk's first row, in a page without repetition
 
 
 #: (layout, level meaning, chunk format, point reader, whether it has a dictionary, repetition index depth)
@@ -164,6 +165,32 @@ class MiniBlockPage(ChunkTables, PageReader):
         dictionary = self._decode_dictionary(as_u8(bufs[1])) if self._has_dictionary else None
         rep_index = as_u8(bufs[-1]) if self._rep_depth > 0 else None
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
+
+    def load_for(self, rows: np.ndarray, bufs: list[memoryview]) -> None:
+        """``load_search`` for a read of ``rows``: a fresh page's run of more than ``POINT_ROWS`` rows
+        (or any run in a page without a point reader) of several chunks without repetition finds its
+        chunks in one pass over the chunk words up to them and plans them, the chunk table built only if
+        a later read needs it (``table``)."""
+        if (
+            self._rep_depth > 0
+            or len(bufs) != 1 + self._has_dictionary
+            or not len(rows)
+            or (self.points is not None and len(rows) <= POINT_ROWS)
+            or not is_contiguous(rows)
+        ):
+            self.load_search(bufs)
+            return
+        meta = as_u8(bufs[0])
+        dictionary = self._decode_dictionary(as_u8(bufs[1])) if self._has_dictionary else None
+        found = self._span_table(meta, int(rows[0]), int(rows[-1]) + 1)
+        if found is None:
+            self.cache[self._key] = self._chunk_table(meta, None, dictionary)
+            return
+        self.cache[self._key] = FirstChunks(meta, dictionary)
+        c0, lo, row0, out = found
+        size, pos = out[0, :-1], out[2]
+        chunks = np.arange(c0, c0 + len(size), dtype=np.int64)
+        self._planned = (rows, ChunkPlan(chunks, [(lo, int(pos[-1]))], size, pos, out[1, :-1], row0))
 
     @property
     def page_dictionary(self) -> PageDictionary | None:
@@ -249,7 +276,7 @@ class MiniBlockPage(ChunkTables, PageReader):
                 lo_runs = t.offsets[a]
                 ranges = list(zip(lo_runs.tolist(), (t.offsets[b] + t.sizes[b] - lo_runs).tolist()))
                 size, items = t.sizes[chunks], t.items[chunks]
-            plan = ChunkPlan(chunks, ranges, size, _offsets(size), items)
+            plan = ChunkPlan(chunks, ranges, size, _offsets(size), items, int(t.first_row[c0]) if t.plain else None)
             if key is not None:
                 if plans is None or len(plans) >= RANGE_PLANS:
                     plans = self._range_plans = {}
@@ -267,7 +294,6 @@ class MiniBlockPage(ChunkTables, PageReader):
             return self._empty()
         plan = self._planned_chunks(rows)
         chunks, ranges, size, pos, items = plan.chunks, plan.ranges, plan.size, plan.pos, plan.items
-        t = self.table
         if len(bufs) != len(ranges):
             raise CorruptFileError(f"fetched {len(bufs)} chunk runs, planned {len(ranges)}")
         data = as_u8(bufs[0]) if len(bufs) == 1 else np.concatenate([as_u8(b) for b in bufs])
@@ -275,22 +301,24 @@ class MiniBlockPage(ChunkTables, PageReader):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1])}")
         if self.points is not None and (len(rows) <= POINT_ROWS or not is_contiguous(rows)):
             return self._decode_points(self.points, rows, chunks, data, pos[:-1], size)
-        if t.dictionary is None:
+        loaded = self.page_dictionary
+        if loaded is None:
             dec = decode_chunks(self.fmt, data, pos[:-1], size, items, self._to_arrow)
-            return self._select(rows, chunks, dec)
+            return self._select(rows, plan, dec)
         # a dictionary page: select the rows' indices first, then look up only those (looking up
         # whole chunks first made a 1-row read hold every value of its chunks)
+        dictionary = loaded.arrow
         dec = decode_chunks(self.fmt, data, pos[:-1], size, items, _indices)
         idx = to_numpy(dec.values)
-        bad = out_of_range(idx, len(t.dictionary))
+        bad = out_of_range(idx, len(dictionary))
         if bad is not None:
             vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
             check_dictionary_slots(
                 from_numpy(idx, mask=bad),
                 None if dec.dfn is None else (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0),
             )
-        sel = self._select(rows, chunks, dec)
-        values = apply_dictionary(to_numpy(sel.values), t.dictionary, self.value_type)
+        sel = self._select(rows, plan, dec)
+        values = apply_dictionary(to_numpy(sel.values), dictionary, self.value_type)
         return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
     def _decode_points(
@@ -316,27 +344,29 @@ class MiniBlockPage(ChunkTables, PageReader):
         return PageLevels(self.meaning, None, dfn, len(rows), values)
 
     def _to_arrow(self, block: compression.DataBlock) -> pa.Array:
-        dictionary = self.table.dictionary
-        if dictionary is not None:
+        loaded = self.page_dictionary
+        if loaded is not None:
+            dictionary = loaded.arrow
             return apply_dictionary(indices_to_numpy(block), dictionary, self.value_type)
         return values_to_arrow(block, self.value_type)
 
     def _empty(self) -> PageLevels:
         return PageLevels(self.meaning, None, None, 0, pa.nulls(0, self.value_type))
 
-    def _select(self, rows: np.ndarray, chunks: np.ndarray, dec: DecodedChunks) -> PageLevels:
+    def _select(self, rows: np.ndarray, plan: ChunkPlan, dec: DecodedChunks) -> PageLevels:
         """The levels and values of ``rows`` out of the decoded chunks."""
-        t = self.table
-        if t.plain and is_contiguous(rows):
+        chunks = plan.chunks
+        if plan.first_row is not None and is_contiguous(rows):
             # no repetition, a run of rows: the chunks' levels are their rows, from the first chunk's first row
             n = int(dec.num_levels.sum())
-            a = int(rows[0]) - int(t.first_row[int(chunks[0])])
+            a = int(rows[0]) - plan.first_row
             b = a + len(rows)
             if a == 0 and b == n:
                 return PageLevels(self.meaning, dec.rep, dec.dfn, n, dec.values)
             if a < 0 or b > n:
                 raise CorruptFileError(f"rows {a}..{b} are not in the {n} decoded levels")
             return PageLevels(self.meaning, _cut(dec.rep, a, b), _cut(dec.dfn, a, b), b - a, dec.values.slice(a, b - a))
+        t = self.table
         level_base = _offsets(dec.num_levels)
         n = int(level_base[-1])
         if self.meaning.max_rep == 0 and len(rows) == n and int(rows[0]) == int(t.first_row[chunks[0]]):

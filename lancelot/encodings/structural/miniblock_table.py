@@ -193,6 +193,72 @@ def _find_chunks(words: np.ndarray, total_items: int, data_pos: int, rows: np.nd
 _FIRST_HOT = NumpyUntilHot(_first_chunks)
 
 
+@njit(cache=True, nogil=True)
+def _span_chunks(
+    meta: np.ndarray, word: int, total_items: int, start: int, stop: int
+) -> tuple[int, int, int, int, np.ndarray]:
+    """``_span_words`` of a page's chunk words (``word`` bytes each, a whole number of them)."""
+    if word == 4:
+        return _span_words(meta.view(np.uint32), total_items, start, stop)
+    return _span_words(meta.view(np.uint16), total_items, start, stop)
+
+
+@njit(cache=True, nogil=True)
+def _span_words(words: np.ndarray, total_items: int, start: int, stop: int) -> tuple[int, int, int, int, np.ndarray]:
+    """The chunks holding the rows [``start``, ``stop``) of a page without repetition from its chunk words
+    as integers (little-endian, as the file's), read up to the last of them, without the page's table:
+    (the bytes the chunks up to there span, -1 when those before the last chunk hold more than
+    ``total_items`` items, -2 when a row lies past the chunks; the first chunk's index, its position in
+    the chunk buffer and its first row; rows 0-2: per chunk its size, its item count and, one longer,
+    its position in the fetched bytes)."""
+    n = len(words)
+    pos = 0
+    first = 0
+    c0 = -1
+    c1 = -1
+    lo = 0
+    row0 = 0
+    for c in range(n):
+        w = np.int64(words[c])
+        items = np.int64(1) << (w & 0xF)
+        if c == n - 1:
+            items = total_items - first
+        elif first + items > total_items:
+            return -1, 0, 0, 0, np.zeros((3, 1), dtype=np.int64)
+        end = first + items
+        if c0 < 0 and start < end:
+            c0, lo, row0 = c, pos, first
+        pos += ((w >> 4) + 1) * ALIGN
+        first = end
+        if stop <= end:
+            c1 = c
+            break
+    if c1 < 0:
+        return -2, 0, 0, 0, np.zeros((3, 1), dtype=np.int64)
+    k = c1 - c0 + 1
+    out = np.zeros((3, k + 1), dtype=np.int64)
+    first = row0
+    at = 0
+    for j in range(k):
+        w = np.int64(words[c0 + j])
+        size = ((w >> 4) + 1) * ALIGN
+        items = np.int64(1) << (w & 0xF)
+        if c0 + j == n - 1:
+            items = total_items - first
+        out[0, j] = size
+        out[1, j] = items
+        out[2, j] = at
+        at += size
+        first += items
+    out[2, k] = at
+    return pos, c0, lo, row0, out
+
+
+#: a fresh page's range read finds its chunks this way only once the kernel is loaded (the whole table's
+#: way until then)
+_SPAN_HOT = NumpyUntilHot(_span_chunks)
+
+
 class Located(NamedTuple):
     """The chunks of a first take's rows in a page without repetition (``_first_chunks``): per chunk
     its file position, size, item count, first row and a definition-width row (``few``, 5 x chunks);
@@ -318,6 +384,29 @@ class ChunkTables:
             return None  # (rows past the page: the general way reports them)
         m = len(rows) if out[6, -1] >= 0 else int((out[6] >= 0).sum())
         return Located(rows, out[:5, :m], out[5], out[6, :m])
+
+    def _span_table(self, meta: np.ndarray, start: int, stop: int) -> tuple[int, int, int, np.ndarray] | None:
+        """The chunks of the rows [``start``, ``stop``) of a page of several chunks without repetition, from
+        its chunk words up to the last of them (each checked as ``_chunk_table`` checks it), in one kernel
+        call: (first chunk, its file position, its first row, per chunk its size, item count and position
+        in the fetched bytes); None when the page is not of that kind or the kernel is not loaded yet."""
+        if len(meta) % self.word or self.meaning.max_rep or len(meta) // self.word < 2:
+            return None
+        total_items = int(self.layout.num_items)
+        if not _SPAN_HOT.ready():
+            _SPAN_HOT.numpy_call(lambda: _span_chunks(readonly(meta.copy()), self.word, total_items, start, stop))
+            return None
+        span, c0, lo, row0, out = _span_chunks(readonly(meta), self.word, total_items, start, stop)
+        if span == -1:
+            raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
+        data_pos, data_size = self.info.buffer(1)
+        if span > data_size:
+            raise CorruptFileError(f"chunks need {span} bytes, the chunk buffer has {data_size}")
+        if total_items != self.info.num_rows:
+            raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+        if span < 0:
+            return None  # (rows past the page: the general way reports them)
+        return c0, data_pos + lo, row0, out
 
     def _kernel_table(
         self,

@@ -86,6 +86,10 @@ class PageReader(ABC):
         """Decode the search cache from the buffers named by ``search_ranges``."""
         return None
 
+    def load_for(self, rows: np.ndarray, bufs: list[memoryview]) -> None:
+        """``load_search`` for a read of ``rows`` (the page may plan them as it loads)."""
+        self.load_search(bufs)
+
     @abstractmethod
     def plan(self, rows: np.ndarray) -> list[Range]:
         """The byte ranges needed for ``rows``."""
