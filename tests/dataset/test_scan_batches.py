@@ -84,3 +84,26 @@ def test_bitpacked_pages_with_nulls_read_together(tmp_path) -> None:
     got = lancelot.dataset(uri).to_table()
     got.validate(full=True)
     assert got.equals(lance.dataset(uri).to_table())
+
+
+@pytest.mark.parametrize(
+    "scan", [{"batch_size": 7}, {"batch_size": 7, "offset": 12, "limit": 200}, {"batch_size": 64, "with_row_id": True}]
+)
+def test_batches_of_a_fragment_read_several_at_once_cut_as_pylance(tmp_path, monkeypatch, scan: dict) -> None:
+    """An unfiltered ``to_batches`` reads a fragment a few batches at a time (``READ_BYTES``), then cuts them:
+    the batches and their rows stay pylance's, across reads and deletions."""
+    from lancelot.dataset import scan_batches
+
+    uri = str(tmp_path / "ds")
+    n = 1000
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "s": pa.array([f"s{i}" if i % 9 else None for i in range(n)])})
+    lance.write_dataset(t, uri, max_rows_per_file=400)
+    lance.dataset(uri).delete("id % 13 = 0")
+    reads: list[int] = []
+    rows_of = scan_batches._read_rows
+    monkeypatch.setattr(scan_batches, "READ_BYTES", 3000)  # (a few batches per read)
+    monkeypatch.setattr(scan_batches, "_read_rows", lambda f, c: reads.append(rows_of(f, c)) or reads[-1])
+    got, want = list(lancelot.dataset(uri).to_batches(**scan)), list(lance.dataset(uri).to_batches(**scan))
+    assert [b.num_rows for b in got] == [b.num_rows for b in want]
+    assert pa.Table.from_batches(got).equals(pa.Table.from_batches(want))
+    assert reads and all(r % scan["batch_size"] == 0 and r > scan["batch_size"] for r in reads)
