@@ -118,12 +118,11 @@ def write_column_files(
     groups: Callable[[list[Fragment]], list[pa.Table]] | None = None,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows) written with
-    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn),
-    or, when ``pure`` (SQL expressions), two fragments side by side, each file written while the next one's values are
-    computed (at most a few fragments' new columns in memory); or, given ``groups`` (``values`` of each of a run of
-    fragments at once), by runs of up to ``SCAN_ROWS`` rows, the files then written in turn.  With a ``checkpoint``,
-    fragments it holds are taken from it, and each fragment written is recorded in it (its file then survives a failure
-    of the rest)."""
+    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn);
+    when ``pure`` (SQL expressions), two fragments side by side; given ``groups`` (``values`` of each of a run of
+    fragments at once), by runs of up to ``SCAN_ROWS`` rows.  Each file is written on another thread while this one
+    prepares the next (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are
+    taken from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
     written: list[str] = []
@@ -167,10 +166,7 @@ def write_column_files(
             if prev is not None:
                 prev.result()  # the previous file is written (or its error raised)
             out.append(nf)
-            if grouped:  # (the values are at hand: a thread would only hand the file over)
-                write(nf, t)
-            else:
-                prev = pool.submit(write, nf, t)
+            prev = pool.submit(write, nf, t)
         if prev is not None:
             prev.result()
     except BaseException:
