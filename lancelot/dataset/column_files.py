@@ -7,20 +7,22 @@ hold nulls)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, commit_change, fragment_map, retrying
+from lancelot.dataset.changes import SCAN_ROWS, ChangeInputError, commit_change, fragment_map, retrying, row_groups
+from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, RetryableCommitConflictError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.util.pools import shared_pool
+from lancelot.versions import parse as parse_version
 
 if TYPE_CHECKING:
     from lancelot.dataset.changes import Committed
@@ -113,18 +115,21 @@ def write_column_files(
     pure: bool = False,
     checkpoint: BatchUDFCheckpoint | None = None,
     only: Fragment | None = None,
+    groups: Callable[[list[Fragment]], list[pa.Table]] | None = None,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows) written with
-    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn),
-    or, when ``pure`` (SQL expressions), two fragments side by side; each file is written while the next one's values
-    are computed (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are taken
-    from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
+    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn);
+    when ``pure`` (SQL expressions), two fragments side by side; given ``groups`` (``values`` of each of a run of
+    fragments at once), by runs of up to ``SCAN_ROWS`` rows.  Each file is written on another thread while this one
+    prepares the next (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are
+    taken from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
     written: list[str] = []
+    new_files = file_writer(ds, schema, fields)
 
     def write(nf: table_pb2.DataFragment, t: pa.Table) -> table_pb2.DataFragment:
-        files = column_files(ds, t, fields)
+        files = new_files(t)
         written.extend(d.path for d in files)
         nf.files.extend(files)
         if checkpoint is not None:
@@ -139,7 +144,12 @@ def write_column_files(
     out: list[table_pb2.DataFragment] = []
     pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
     frags = [only] if only is not None else ds.get_fragments()
-    computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
+    computed: Iterator[pa.Table | None] | None = None
+    grouped = groups is not None and checkpoint is None
+    if groups is not None and grouped:
+        computed = (t for g in row_groups(frags, SCAN_ROWS) for t in groups(g))
+    elif pure:
+        computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2)
     try:
         for f in frags:
             nf = table_pb2.DataFragment()
@@ -169,7 +179,7 @@ def write_column_files(
                 pass
         raise
     finally:
-        if computed is not None:
+        if isinstance(computed, Generator):
             computed.close()
     return out
 
@@ -179,6 +189,58 @@ def new_values(f: Fragment, t: pa.Table, schema: pa.Schema) -> pa.Table:
     if t.num_rows != f.physical_rows:
         raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {f.physical_rows} rows")
     return pa.Table.from_arrays([cast_column(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+
+
+def file_writer(
+    ds: LanceDataset, schema: pa.Schema, fields: list[file_pb2.Field]
+) -> Callable[[pa.Table], list[table_pb2.DataFile]]:
+    """``column_files`` for many tables of ``schema`` (one per fragment): what their files share (file version, stored
+    schema, field ids and columns) worked out once, each table then written as one data file; data of blob v2 columns
+    goes through ``column_files`` (write_fragments writes their bytes its own way)."""
+    from lancelot.dataset.blob_schema import manifest_schema
+    from lancelot.dataset.write_schema import dataset_fields, file_field_lists
+    from lancelot.dataset.writing import UnwritableTypeError, data_file_name
+    from lancelot.errors import UnsupportedTypeError
+    from lancelot.schema import normalize_schema
+    from lancelot.writer import resolve_version
+
+    version = resolve_version(writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"))
+    stored = normalize_schema(schema)
+    if manifest_schema(stored, version) is not stored:
+        return lambda t: column_files(ds, t, fields)
+    base = ManifestFile(table_pb2.Manifest(fields=fields), None, None)
+    ids, cols = file_field_lists(dataset_fields(stored, base), version)
+    major, minor = parse_version(version).key
+
+    def write(t: pa.Table) -> list[table_pb2.DataFile]:
+        if not t.num_rows:
+            return []
+        name = data_file_name()
+        try:
+            w = ds.store.open_output(f"{DATA_DIR}/{name}", stored, version=version, in_place=True)
+            try:
+                w.write(t)
+                w.close()
+            except BaseException:
+                w.abort()
+                raise
+        except UnsupportedTypeError as e:
+            if isinstance(e, OSError):
+                raise
+            raise UnwritableTypeError(str(e)) from e
+        size = int(getattr(w, "file_size", 0))
+        return [
+            table_pb2.DataFile(
+                path=name,
+                fields=ids,
+                column_indices=cols,
+                file_major_version=major,
+                file_minor_version=minor,
+                file_size_bytes=size,
+            )
+        ]
+
+    return write
 
 
 def column_files(ds: LanceDataset, t: pa.Table, fields: list[file_pb2.Field]) -> list[table_pb2.DataFile]:

@@ -29,7 +29,6 @@ from lancelot.dataset.changes import (
     as_filter,
     commit_change,
     file_version,
-    matched_positions,
     retrying,
     update_transaction,
 )
@@ -434,9 +433,8 @@ class MergeInsertBuilder:
         n_deleted_matched = n_deleted_by_source = 0
 
         frags = cur.get_fragments()
-        # the live rows the by-source condition holds for: one scan, not a read per fragment
-        hits = dict((f.fragment_id, p) for f, p in matched_positions(cur, by_source)) if by_source is not None else None
-        for f, (live, pos, srow) in zip(frags, KeyJoin(src, on).matches(frags)):
+        join = KeyJoin(src, on, by_source)  # (the live rows the by-source condition holds for: the same scan)
+        for f, (live, pos, srow) in zip(frags, join.matches(frags)):
             if not len(live):
                 continue
             joined = pos
@@ -462,7 +460,7 @@ class MergeInsertBuilder:
                 n_deleted_matched += len(pos)
             if self._by_source:
                 keep = np.zeros(f.physical_rows, dtype=bool)
-                keep[live if hits is None else hits.get(f.fragment_id, _NONE)] = True
+                keep[live if by_source is None else join.kept_rows.get(f.fragment_id, _NONE)] = True
                 keep[joined] = False
                 unmatched = np.flatnonzero(keep)
                 n_deleted_by_source += len(unmatched)

@@ -15,7 +15,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import SCAN_ROWS, by_fragment, fragment_map, matching_positions, matching_rows, row_groups
+from lancelot.dataset.changes import (
+    SCAN_ROWS,
+    ChangeInputError,
+    by_fragment,
+    fragment_map,
+    matching_positions,
+    matching_rows,
+    row_groups,
+)
+from lancelot.dataset.scan import apply_filter, filter_columns
+from lancelot.errors import LanceError
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -29,12 +39,16 @@ _EMPTY = np.empty(0, np.int64)
 
 
 class KeyJoin:
-    """The source's keys, joined with each fragment's in turn."""
+    """The source's keys, joined with each fragment's in turn; with ``kept`` (merge_insert's by-source condition), the
+    live rows that hold it too, found by the same scan of the keys (``kept_rows``)."""
 
-    def __init__(self, src: pa.Table, on: list[str]) -> None:
+    def __init__(self, src: pa.Table, on: list[str], kept: pc.Expression | None = None) -> None:
         self.on = on
         self.keys = src.select(on).append_column(SRC, pa.array(np.arange(src.num_rows, dtype=np.int64)))
         self._lo, self._table = _lookup(src.column(on[0]))
+        self._kept = kept
+        #: fragment id -> the live positions ``kept`` holds for (int64, ascending), filled as ``matches`` yields
+        self.kept_rows: dict[int, np.ndarray] = {}
 
     def matches(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per fragment, in order: (live positions, matched positions, their source rows), the matched pairs in no
@@ -49,8 +63,12 @@ class KeyJoin:
 
     def _match_group(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         ds = frags[0].dataset
-        tk = matching_rows(ds, None, self.on, frags)
+        kept = filter_columns(self._kept, ds.schema.names) if self._kept is not None else []
+        more = [c for c in kept if c not in self.on]
+        tk = matching_rows(ds, None, self.on + more, frags)
         addr = tk.column("_rowaddr").to_numpy().astype(np.uint64, copy=False)
+        if self._kept is not None:
+            self._keep_group(tk, f"dataset {ds.uri!r} version {ds.version}")
         tk = tk.select(self.on)
         live = dict(by_fragment(np.sort(addr)))
         if self._table is not None:  # the candidates only
@@ -66,7 +84,18 @@ class KeyJoin:
             p = (pos[lo:hi] & np.uint64(0xFFFFFFFF)).astype(np.int64)
             yield live.get(fid, _EMPTY), p, srow[lo:hi]
 
+    def _keep_group(self, tk: pa.Table, where: str) -> None:
+        """``kept_rows`` of the fragments of ``tk`` (their live rows' columns and ``_rowaddr``)."""
+        assert self._kept is not None
+        try:
+            hit = apply_filter(tk, self._kept, where).column("_rowaddr").to_numpy()
+        except LanceError as e:
+            raise ChangeInputError(e.message) from None
+        self.kept_rows.update(by_fragment(np.sort(hit.astype(np.uint64, copy=False))))
+
     def _match(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._kept is not None:
+            self.kept_rows[f.fragment_id] = matching_positions(f, self._kept)
         live = matching_positions(f, None)
         if not len(live):
             return live, live, live

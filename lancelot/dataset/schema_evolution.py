@@ -118,6 +118,29 @@ def sql_values(exprs_sql: Mapping[str, Any], cols: list[str], f: Fragment) -> pa
     return evaluate(src, exprs)
 
 
+def sql_group_values(exprs_sql: Mapping[str, Any], cols: list[str], frags: list[Fragment]) -> list[pa.Table]:
+    """``sql_values`` of each of ``frags``, by one read and one evaluation over the physical rows of all (what each
+    pyarrow call costs is paid once for many small fragments)."""
+    ds = frags[0].dataset
+    exprs = {k: as_expression(v, ds.schema) for k, v in exprs_sql.items()}
+    sizes = [f.physical_rows for f in frags]
+    out = evaluate(physical_table(frags, cols) if cols else pa.table({"_": pa.nulls(sum(sizes))}), exprs)
+    starts = np.cumsum([0, *sizes]).tolist()
+    return [out.slice(a, n) for a, n in zip(starts, sizes)]
+
+
+def physical_table(frags: list[Fragment], cols: list[str]) -> pa.Table:
+    """The physical rows (deleted ones included) of ``cols`` of ``frags``, in order, as one table: the data files of
+    small fragments read and decoded together (group_files.py) where they allow it."""
+    from lancelot.dataset.group_files import group_files, group_table
+
+    files = group_files(frags, cols, False) if len(frags) > 1 else None
+    t = group_table(frags, files, cols, list(range(len(frags)))) if files is not None else None
+    if t is None:
+        t = pa.concat_tables([f.read_physical(cols, 0, f.physical_rows) for f in frags])
+    return t
+
+
 def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
     schema, cols, null = plan_sql(ds, exprs_sql)
     if null:
@@ -126,7 +149,9 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None 
             return copy.deepcopy(only.data_fragment), fields
         commit_merge(ds, list(ds.manifest.fragments), fields)
         return None
-    return _finish_add(ds, schema, functools.partial(sql_values, dict(exprs_sql), cols), pure=True, only=only)
+    values = functools.partial(sql_values, dict(exprs_sql), cols)
+    groups = functools.partial(sql_group_values, dict(exprs_sql), cols)
+    return _finish_add(ds, schema, values, pure=True, only=only, groups=groups)
 
 
 def _finish_add(
@@ -137,11 +162,12 @@ def _finish_add(
     checkpoint: BatchUDFCheckpoint | None = None,
     only: Fragment | None = None,
     written: Callable[[], None] = lambda: None,
+    groups: Callable[[list[Fragment]], list[pa.Table]] | None = None,
 ) -> _Staged | None:
     """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it with its new file and
     the new schema's fields: ``Fragment.merge_columns``); ``written`` is called once the files are."""
     fields = numbered_fields(schema, next_field_id(ds.manifest))
-    frags = write_column_files(ds, schema, fields, values, pure, checkpoint, only)
+    frags = write_column_files(ds, schema, fields, values, pure, checkpoint, only, groups)
     written()
     if only is not None:
         return frags[0], list(ds.manifest.fields) + fields

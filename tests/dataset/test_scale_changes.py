@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.dataset import changes, compact_rewrite, merge_join
+from lancelot.dataset import changes, column_files, compact_rewrite, merge_join
 from tests.dataset.helpers import assert_twins, table
 
 
@@ -57,6 +57,12 @@ OPS = {
         .execute(table(300).slice(20, 200))
     ),
     "add_columns": lambda ds: ds.add_columns({"y": "x * 2 + id"}),
+    # the second one on fragments of two data files (read one by one), the third of no column
+    "add_columns_thrice": lambda ds: (
+        ds.add_columns({"y": "x * 2 + id"}),
+        ds.add_columns({"z": "y - 1", "w": "concat(s, 'w')"}),
+        ds.add_columns({"c": "7"}),
+    ),
     "drop_columns": lambda ds: ds.drop_columns(["s"]),
     "alter_columns": lambda ds: ds.alter_columns({"path": "s", "name": "t"}),
     "compact": lambda ds: (lambda m: (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added))(
@@ -81,7 +87,7 @@ def twins(request, tmp_path) -> tuple[str, str, bool]:
 @pytest.mark.parametrize("scan_rows", [1 << 20, 35], ids=["one-group", "groups"])
 @pytest.mark.parametrize("op", list(OPS))
 def test_change_of_many_fragments(twins, op, scan_rows, monkeypatch):
-    for mod in (changes, merge_join, compact_rewrite):
+    for mod in (changes, merge_join, compact_rewrite, column_files):
         monkeypatch.setattr(mod, "SCAN_ROWS", scan_rows)
     theirs, ours, stable = twins
     want = OPS[op](lance.dataset(theirs))
