@@ -9,6 +9,8 @@ then run, interleaved (each repetition runs every library once, in a rotating or
 - ``count_rows``: open the latest version and count its live rows (``dataset(uri).count_rows()``);
 - ``take10``: 10 new random live rows per call, all columns;
 - ``scan``: the whole dataset to one Arrow table;
+- ``batches``: the whole dataset as ``to_batches()`` (default batch size), two columns, what a streaming
+  consumer reads;
 - ``append1M``: append 1M rows (each library to its own hard-linked clone of the dataset), steady
   state: lancelot first appends to a scratch clone until its numpy paths have handed over to their
   numba kernels (compiled or loaded in the background; a fresh process's first write is
@@ -38,7 +40,7 @@ import pyarrow as pa
 from benchmarks.datasets import tpch_lineitem
 
 DEFAULT_DATA_DIR = Path(__file__).parent / "data"
-OPS = ("open", "count_rows", "take10", "scan", "append1M")
+OPS = ("open", "count_rows", "take10", "scan", "batches", "append1M")
 APPEND_ROWS = 1_000_000
 #: deletions: a few rows of the first fragment, then ~2% of the rows of the last fragments
 DELETES = ["l_orderkey < 20000 AND l_linenumber = 3", "l_orderkey > {cut} AND l_quantity < 2"]
@@ -242,6 +244,19 @@ def main(argv: list[str] | None = None) -> int:
             "scan",
             {"lancelot": lambda r: mine.to_table(), "pylance": lambda r: theirs.to_table()},
             check=lambda f: _tables_equal(f["lancelot"], f["pylance"]),
+        )
+    if "batches" in ops:
+        two = ["l_quantity", "l_shipdate"]
+        bench.run(
+            "batches",
+            {
+                "lancelot": lambda r: list(mine.to_batches(columns=two)),
+                "pylance": lambda r: list(theirs.to_batches(columns=two)),
+            },
+            check=lambda f: (
+                [b.num_rows for b in f["lancelot"]] == [b.num_rows for b in f["pylance"]]
+                and _tables_equal(pa.Table.from_batches(f["lancelot"]), pa.Table.from_batches(f["pylance"]))
+            ),
         )
     if "append1M" in ops:
         _append(bench, args, path, table, live)
