@@ -194,6 +194,25 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     assert dataset_files(a) == files
 
 
+@pytest.mark.parametrize("path", ["join", "lookup"])
+def test_an_ambiguous_merge_found_after_other_fragments_leaves_no_file(spark, tmp_path, path):
+    """Two source rows for a target row of a later fragment than another matched row: the error is pylance's (an
+    OSError naming the key), and no file stays behind.  Through Spark's join (a clause by source), the one task has
+    already written the first fragment's deletion file when it finds the second: the job deletes that one too."""
+    a, b = _twins(tmp_path)
+    files, version = dataset_files(a), lance.dataset(a).version
+    src = pa.table({"id": pa.array([1, 700, 700], pa.int64()), "x": [0.0, 1.0, 2.0]})  # fragments 0, then 2 twice
+    by_source = "id < 0" if path == "join" else False  # deletes nothing; only the path changes
+    builder = lance.dataset(b).merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    with pytest.raises(OSError, match=r"Ambiguous merge inserts are prohibited.* on \(id = 700\)") as want:
+        (builder.when_not_matched_by_source_delete(by_source) if by_source else builder).execute(src)
+    df = spark.createDataFrame(src.to_pylist(), "id long, x double")
+    with pytest.raises(type(want.value), match=r"ambiguous merge inserts are prohibited.* on \(id = 700\)"):
+        ops.merge_insert(df, a, "id", when_not_matched_by_source_delete=by_source, num_partitions=1)
+    assert lance.dataset(a).version == version
+    assert dataset_files(a) == files
+
+
 def test_compact_as_the_library(spark, tmp_path):
     a, b = _twins(tmp_path, n=1200, stable=True)
     for uri in (a, b):  # small fragments to merge, and one with most rows deleted
