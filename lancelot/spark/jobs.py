@@ -8,12 +8,14 @@ in its own Spark task (a ``spark.range`` of group indexes and ``mapInArrow``: th
 Connect; the task and items are pickled to the executors).  A task opens the dataset at the planned version once and
 works item by item (``Job.run``) or on its whole group at once (``Job.run_groups``: an update writes the new rows of
 all its fragments together), writing only files no manifest names yet (deletion files, data files) and recording their
-names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) after each item (group).
+names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records) as soon as they are written:
+after each item, and a group's deletion files fragment by fragment (``JobRef.record``).
 After ``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
 failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
-finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
-killed while writing a file, or failing while writing several (the ones closed before), leaves files behind, which no
-manifest names (invisible to readers)."""
+still running after the end (Spark cancels a failed job's other tasks, but their Python workers go on) sees the job's
+end marker (``ops-<id>.ended``, kept a day) at its next record, deletes its own files and stops: so it stops within an
+item (a fragment of a group), not at the end of its group.  Only a task killed between writing a file and recording
+it leaves that file behind, which no manifest names (invisible to readers)."""
 
 from __future__ import annotations
 
@@ -74,7 +76,8 @@ class JobRef:
     fault: str | None = None  # tests only: the driver's FAULT_ENV when the job was planned
 
     def record(self, files: list[str]) -> None:
-        """In a task, after writing ``files`` (relative to the dataset): ``record_files``."""
+        """In a task, after writing ``files`` (relative to the dataset): ``record_files`` (raises, having deleted them,
+        once the job has ended: a late task stops there)."""
         record_files(self.uri, self.storage_options, self.prefix, files)
 
 
@@ -133,11 +136,13 @@ class Job:
         spark: SparkSession,
         items: list[_T],
         sizes: list[int],
-        task: Callable[[LanceDataset, list[_T]], _R],
+        task: Callable[[LanceDataset, list[_T], JobRef], _R],
         files_of: Callable[[_R], list[str]],
     ) -> list[_R]:
         """As ``run``, but ``task`` takes a whole group of items at once (one result per Spark task, in order): for
-        work whose output is shared by the group's items, as the new fragments of an update."""
+        work whose output is shared by the group's items, as the new fragments of an update.  ``task`` records the
+        files it writes for each item as it goes (``JobRef.record``), and its result's ``files_of`` are recorded once
+        more at its end."""
         return self._run(spark, items, sizes, task, files_of, True)
 
     def _run(
@@ -145,7 +150,7 @@ class Job:
         spark: SparkSession,
         items: list[Any],
         sizes: list[int],
-        task: Callable[[LanceDataset, Any], _R],
+        task: Callable[..., _R],
         files_of: Callable[[_R], list[str]],
         grouped: bool,
     ) -> list[_R]:
@@ -214,21 +219,21 @@ def run_items(
     job: JobRef,
     items: list[Any],
     groups: list[list[int]],
-    task: Callable[[LanceDataset, Any], Any],
+    task: Callable[..., Any],
     files_of: Callable[[Any], list[str]],
     grouped: bool,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """The body of a Spark task: for each group index ``g`` it was given, the dataset opened at the planned version
     once, then ``task(dataset, items[i])`` for each item ``i`` of the group, its files recorded as soon as written
-    (``grouped``: ``task(dataset, the group's items)`` once, its files recorded then); the results pickled, ``{i:
-    result}`` (``grouped``: ``{g: result}``)."""
+    (``grouped``: ``task(dataset, the group's items, job)`` once, recording as it goes, its files recorded again
+    then); the results pickled, ``{i: result}`` (``grouped``: ``{g: result}``)."""
     for b in batches:
         for g in b.column(0).to_pylist():
             ds = open_dataset(job.uri, job.version, job.storage_options)
             done = {}
             if grouped:
-                done[int(g)] = result = task(ds, [items[i] for i in groups[int(g)]])
+                done[int(g)] = result = task(ds, [items[i] for i in groups[int(g)]], job)
                 job.record(files_of(result))
             else:
                 for i in groups[int(g)]:

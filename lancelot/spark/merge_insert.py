@@ -60,6 +60,8 @@ from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
     LookupResult,
     MergePlan,
+    ambiguous_error,
+    ambiguous_key,
     as_matches,
     condition_schema,
     deletions,
@@ -121,7 +123,8 @@ def _merge_task(plan: MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch])
     insert: deletion files for the matched (and unmatched-by-source) target rows, new data files for the updated and
     inserted rows, all written together.  Yields one pickled ``FragmentChange`` summary per task and the counts of
     updated / deleted / inserted; under ``when_matched_fail`` a task that finds a match writes nothing and yields the
-    matched key instead (a dict: the driver raises, so Spark does not retry the task)."""
+    matched key instead, and one that finds a target row matched twice yields its key (``("ambiguous", key)``), having
+    recorded the deletion files it wrote (the driver raises, so Spark does not retry the task)."""
     parts = [b for b in batches if b.num_rows]
     summary = FragmentChange()
     counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
@@ -156,11 +159,10 @@ def _merge_task(plan: MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch])
             pos = positions[sel].astype(np.int64)
             matched = has_src[sel]
             mpos = pos[matched]
-            if plan.matched in ("update", "delete") and len(mpos) != len(np.unique(mpos)):
-                raise ChangeInputError(
-                    f"dataset {plan.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
-                    f"the same target row of {frag.where}"
-                )
+            twice = ambiguous_key(frag, mpos, plan.on) if plan.matched in ("update", "delete") else None
+            if twice is not None:  # the driver raises (the files written so far are recorded: the job deletes them)
+                yield payload_batch(("ambiguous", twice))
+                return
             gone = np.empty(0, np.int64)
             if plan.matched == "update" and len(mpos):
                 order = np.argsort(mpos, kind="stable")
@@ -181,6 +183,7 @@ def _merge_task(plan: MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch])
                 counts["num_deleted_rows"] += len(unmatched)
                 gone = np.union1d(gone, unmatched)
             change = deletions_of(ds, frag, gone)
+            job.record(change.files)  # at once: a later fragment's error (or the job's end) deletes it
             updated += [table_pb2.DataFragment.FromString(b) for b in change.updated]
             removed += change.removed
             summary.files += change.files
@@ -193,8 +196,9 @@ def _merge_task(plan: MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch])
         summary.updated = [pb.SerializeToString() for pb in updated]
         summary.removed = removed
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
-        summary.files += data_files([nf.frag for nf in written])
-        job.record(summary.files)
+        written_files = data_files([nf.frag for nf in written])
+        summary.files += written_files
+        job.record(written_files)
     injected_fault(job)
     yield payload_batch((summary, counts))
 
@@ -363,8 +367,9 @@ def merge_insert(
 
 
 def _refused(cur: LanceDataset, results: list[Any]) -> None:
-    """Raise for a task that wrote nothing: a source that changed, or a match under ``when_matched_fail`` (leaving the
-    job deletes the files the other tasks wrote)."""
+    """Raise for a task that refused: a source that changed, a target row two source rows match (ambiguous, as the
+    library's error) or a match under ``when_matched_fail`` (leaving the job deletes the files the tasks wrote and
+    recorded)."""
     changed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "changed"]
     if changed:
         raise ChangeInputError(
@@ -372,6 +377,9 @@ def _refused(cur: LanceDataset, results: list[Any]) -> None:
             "its keys were collected (a non-deterministic DataFrame: cache or checkpoint it); nothing "
             "was committed"
         )
+    ambiguous = [r[1] for r in results if isinstance(r, tuple) and r[0] == "ambiguous"]
+    if ambiguous:
+        raise ambiguous_error(cur.uri, ambiguous[0])
     failed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "fail"]
     if failed:
         raise MergeInsertError(
@@ -391,7 +399,9 @@ def _merge_by_lookup(
         _refused(cur, results)
         done = [r for r in results if isinstance(r, LookupResult)]
         job.files.update(f for r in done for f in r.files)
-        changes = deletions(cur, job.ref, done, plan.matched in ("update", "delete")) + [summary(r) for r in done]
+        changes = deletions(cur, job.ref, done, plan.on, plan.matched in ("update", "delete")) + [
+            summary(r) for r in done
+        ]
         job.files.update(f for c in changes for f in c.files)
         counts = {
             k: sum(r.counts[k] for r in done) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")

@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to, matching_positions
-from lancelot.dataset.merge_insert import condition_mask, qualified_to_plain
+from lancelot.dataset.changes import NewRows, as_filter, cast_to, matching_positions
+from lancelot.dataset.merge_insert import MergeInsertError, condition_mask, qualified_to_plain
 from lancelot.spark.jobs import (
     FragmentChange,
     JobRef,
@@ -233,7 +233,27 @@ def lookup_task(
     yield payload_batch(out)
 
 
-def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], checked: bool) -> list[FragmentChange]:
+def ambiguous_key(frag: Any, positions: np.ndarray, on: list[str]) -> str | None:
+    """``k = v, ...`` of the first target row of ``frag`` whose physical position is twice in ``positions`` (None:
+    no row is): what the library's (and pylance's) ambiguous merge error names."""
+    vals, counts = np.unique(positions, return_counts=True)
+    if not len(vals) or counts.max() < 2:
+        return None
+    p = vals[counts > 1][:1]
+    return ", ".join(f"{k} = {frag.take_physical([k], p).column(0)[0].as_py()!r}" for k in on)
+
+
+def ambiguous_error(uri: str, key: str) -> MergeInsertError:
+    """The library's error for a target row matched by two source rows (an OSError, as pylance's)."""
+    return MergeInsertError(
+        f"dataset {uri!r}: ambiguous merge inserts are prohibited: multiple source rows match the same target row on "
+        f"({key}); each target row may be matched by at most one source row"
+    )
+
+
+def deletions(
+    cur: LanceDataset, job: JobRef, results: list[LookupResult], on: list[str], checked: bool
+) -> list[FragmentChange]:
     """On the driver: one deletion file per target fragment the tasks matched (``checked``: a target row matched by two
     source rows is an error, as the library's ``merge_insert``)."""
     matched: dict[int, list[np.ndarray]] = {}
@@ -244,13 +264,10 @@ def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], check
         for fid, pos in r.gone.items():
             gone.setdefault(fid, []).append(pos)
     if checked:
-        for fid, arrays in matched.items():
-            pos = np.concatenate(arrays)
-            if len(pos) != len(np.unique(pos)):
-                raise ChangeInputError(
-                    f"dataset {cur.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
-                    f"the same target row of fragment {fid}"
-                )
+        for fid, arrays in sorted(matched.items()):
+            key = ambiguous_key(fragment_of(cur, fid), np.concatenate(arrays), on)
+            if key is not None:
+                raise ambiguous_error(cur.uri, key)
     changes = []
     for fid, arrays in sorted(gone.items()):
         change = deletions_of(cur, fragment_of(cur, fid), np.unique(np.concatenate(arrays)))

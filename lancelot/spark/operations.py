@@ -42,6 +42,7 @@ from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.spark.jobs import (
     FragmentChange,
     Job,
+    JobRef,
     change_files,
     changed,
     commit_update,
@@ -130,11 +131,12 @@ def delete(
 
 
 def _update_task(
-    set_sql: dict[str, str], where: str | None, ds: LanceDataset, fragment_ids: list[int]
+    set_sql: dict[str, str], where: str | None, ds: LanceDataset, fragment_ids: list[int], job: JobRef
 ) -> FragmentChange:
     """A group of fragments updated as the library's ``update`` updates a dataset: each fragment's matched rows deleted
-    (a deletion file per fragment) and the new values of all of them written together into new fragments (stable row
-    ids kept).  A failure deletes the deletion files it wrote (``write_fragments`` aborts the data file it writes)."""
+    (a deletion file per fragment, recorded at once: a task whose job has ended stops there) and the new values of all
+    of them written together into new fragments (stable row ids kept).  A failure deletes the deletion files it wrote
+    (``write_fragments`` aborts the data file it writes)."""
     schema = ds.schema
     exprs = {name: as_expression(sql, schema) for name, sql in set_sql.items()}
     cond = as_filter(where, schema) if where is not None else None
@@ -152,7 +154,9 @@ def _update_task(
                 f = schema.field(name)
                 t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
             rows.keep_ids(frag, pos)
+            n = len(dels.updated)
             dels.mark(frag, pos)
+            job.record(deletion_files(Deletions(ds, dels.updated[n:])))
             yield t
 
     try:

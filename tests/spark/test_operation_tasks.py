@@ -6,6 +6,7 @@ fragments make two or three tasks of many fragments each, not one."""
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 
@@ -16,6 +17,7 @@ pytest.importorskip("pyspark")
 lance = pytest.importorskip("lance")
 
 import lancelot  # noqa: E402
+from lancelot.errors import LanceError  # noqa: E402
 from lancelot.spark import jobs  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
 from tests.spark.helpers import dataset_files  # noqa: E402
@@ -160,11 +162,43 @@ def test_a_failed_task_of_many_fragments_commits_nothing(spark, twins, monkeypat
         else:
             ops.update(spark, a, {"x": "x + 1"}, where="id % 2 = 0")
     monkeypatch.delenv(jobs.FAULT_ENV)
-    deadline = time.monotonic() + 60  # the job's other tasks end (their late files deleted by them) before we look
-    while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
-        time.sleep(0.1)
     assert lance.dataset(a).version == version
+    # Spark marks the job failed and its stage done at once, but a cancelled task's Python worker goes on: it sees the
+    # job's end at its next fragment (test_a_task_of_an_ended_job_stops_at_its_next_fragment) and deletes its files,
+    # which may be after the call returned.  Nothing else deletes them: they must all be gone without a cleanup.
+    deadline = time.monotonic() + 60
+    while dataset_files(a) != before and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert dataset_files(a) == before  # the deletion (and data) files of every fragment of every task were deleted
+
+
+@pytest.mark.parametrize("op", ["delete", "update"])
+def test_a_task_of_an_ended_job_stops_at_its_next_fragment(tmp_path, monkeypatch, op):
+    """A task still running when its job ends (the driver wrote the end marker: another task failed) stops at its next
+    fragment with files, having deleted its own, instead of going through its whole group: no file of it outlives the
+    job longer than a fragment's work.  (The task body runs here without Spark, as a Python worker runs it.)"""
+    a, _ = _twins(tmp_path)
+    before = dataset_files(a)
+    with jobs.Job(jobs.open_dataset(a, None, None), None) as job:
+        pass  # ended: the marker is written
+    opened = []
+
+    def fragment_of(ds, fid):
+        opened.append(fid)
+        return jobs.fragment_of(ds, fid)
+
+    monkeypatch.setattr(ops, "fragment_of", fragment_of)
+    ids = list(range(FRAGMENTS))
+    batches = iter([pa.record_batch([pa.array([0], pa.int64())], names=["id"])])
+    if op == "delete":
+        task = functools.partial(ops._delete_task, "id % 2 = 0")
+    else:
+        task = functools.partial(ops._update_task, {"x": "x + 1"}, "id % 2 = 0")
+    run = jobs.run_items(job.ref, ids, [ids], task, jobs.change_files, op == "update", batches)
+    with pytest.raises(LanceError, match="already ended: this task attempt's output was discarded"):
+        list(run)
+    assert opened == [0]
+    assert dataset_files(a) == before
 
 
 def test_the_default_budget_makes_one_task_of_small_fragments(spark, twins, monkeypatch):
