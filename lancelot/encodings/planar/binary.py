@@ -237,7 +237,7 @@ class CodedOffsetsPage(MiniBlockPage):
         segs = found.values
         parts = [self._to_arrow(self._chunk([seg.chunk(k) for seg in segs], int(items[k]))) for k in range(len(items))]
         values = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
-        return self._select(rows, plan.chunks, DecodedChunks(num_levels, rep, dfn, values))
+        return self._select(rows, plan, DecodedChunks(num_levels, rep, dfn, values))
 
     def _chunk(self, bufs: list[np.ndarray], n: int) -> VariableWidthBlock:
         """The values of one chunk from its value buffers."""
