@@ -33,7 +33,7 @@ from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.row_id_columns import check_update_predicate
 from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import DatasetSchemaError, LanceError
+from lancelot.errors import DatasetSchemaError, LanceError, OSErrorMessage
 from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.sql.errors import SqlError
 from lancelot.sql.expression_tree import check_fields
@@ -149,6 +149,28 @@ def cast_to(arr: pa.ChunkedArray | pa.Array, f: pa.Field, where: str) -> pa.Chun
         return pc.cast(arr, f.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise ChangeInputError(f"{where}: cannot cast {arr.type} to column {f.name!r} of type {f.type}: {e}") from None
+
+
+class ValueOverflowError(OSErrorMessage, LanceError, OSError):
+    """A SET value that does not fit its column's type (pylance: an Arrow error, an OSError)."""
+
+
+def cast_set_value(arr: pa.ChunkedArray | pa.Array, f: pa.Field, where: str) -> pa.ChunkedArray | pa.Array:
+    """An ``update`` SET value cast to its column's type as DataFusion casts it: into a decimal, digits below the
+    column's scale rounded half away from zero and each value checked against its precision (pyarrow's cast
+    refuses any rescale that drops digits, and an integer type whose widest value would not fit); else ``cast_to``.
+    """
+    t = f.type
+    exact = pa.types.is_decimal(arr.type) or pa.types.is_integer(arr.type)
+    if arr.type == t or not pa.types.is_decimal(t) or not exact:
+        return cast_to(arr, f, where)
+    if pa.types.is_decimal(arr.type) and arr.type.scale > t.scale:
+        arr = pc.round(arr, ndigits=t.scale, round_mode="half_towards_infinity")  # (away from zero)
+    wide = pa.decimal256(76, t.scale) if pa.types.is_decimal256(arr.type) else pa.decimal128(38, t.scale)
+    try:
+        return pc.cast(pc.cast(arr, wide), t)
+    except pa.ArrowInvalid as e:
+        raise ValueOverflowError(f"{where}: a value does not fit column {f.name!r} of type {t}: {e}") from None
 
 
 def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.ndarray:
@@ -557,7 +579,8 @@ def update(
             new = evaluate(t, exprs)
             for name in exprs:
                 i = t.column_names.index(name)
-                t = t.set_column(i, cur.schema.field(name), cast_to(new.column(name), cur.schema.field(name), name))
+                f = cur.schema.field(name)
+                t = t.set_column(i, f, cast_set_value(new.column(name), f, name))
             return t
 
         def batches() -> Iterator[pa.Table]:

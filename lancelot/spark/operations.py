@@ -31,7 +31,7 @@ from lancelot.dataset.changes import (
     NewRows,
     as_expression,
     as_filter,
-    cast_to,
+    cast_set_value,
     evaluate,
     matching_positions,
 )
@@ -152,7 +152,7 @@ def _update_task(
             values = evaluate(t, exprs)
             for name in exprs:
                 f = schema.field(name)
-                t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
+                t = t.set_column(t.column_names.index(name), f, cast_set_value(values.column(name), f, name))
             rows.keep_ids(frag, pos)
             n = len(dels.updated)
             dels.mark(frag, pos)

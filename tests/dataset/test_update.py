@@ -284,3 +284,27 @@ def test_count_rows_with_row_id_filters(tmp_path, stable):
     for f in ["_rowid > 12", "_rowaddr >= 4294967296", "_rowid IN (3, 14, 15, 33)"]:
         assert lo.count_rows(f) == lt.count_rows(f)
         assert lo.get_fragments()[-1].count_rows(f) == lt.get_fragments()[-1].count_rows(f)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["d / 3", "d / 2", "d * d", "CAST(id AS DECIMAL(20,4)) / 8", "id / 3", "id", "d * 10", "id * 1000000000"],
+)
+def test_update_casts_into_a_decimal_column_as_pylance(tmp_path, value):
+    """A SET value of more decimal places than its column is rounded half away from zero, an integer or
+    wider decimal is checked value by value against the column's precision, as DataFusion casts (pyarrow's
+    cast refuses both); a value that does not fit is an OSError in both libraries."""
+    import decimal
+
+    d = [decimal.Decimal(x) for x in ("-0.25", "-0.75", "0.05", "0.15", "0.25", "99999999.99")]
+    data = pa.table({"id": pa.array([-5, -1, 0, 1, 5, 10**9], pa.int64()), "d": pa.array(d, pa.decimal128(10, 2))})
+    theirs, ours = twins(tmp_path, data)
+    outcomes = []
+    for lib, path in ((lance, theirs), (lancelot, ours)):
+        try:
+            lib.dataset(path).update({"d": value}, where="id <> 0")
+            outcomes.append("updated")
+        except OSError:
+            outcomes.append("OSError")
+    assert outcomes[0] == outcomes[1]
+    assert_twins(theirs, ours)
