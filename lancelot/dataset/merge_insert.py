@@ -403,8 +403,8 @@ class MergeInsertBuilder:
             joined = pos
             order = np.argsort(pos, kind="stable")
             pos, srow = pos[order], srow[order]
-            if self._matched in ("update", "delete") and len(pos) > 1 and bool((pos[1:] == pos[:-1]).any()):
-                self._ambiguous(f, pos)
+            if self._matched == "delete":
+                self._check_unambiguous(f, pos)
             if self._matched == "fail" and len(pos):
                 raise MergeInsertError(
                     f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
@@ -416,6 +416,7 @@ class MergeInsertBuilder:
                 if cond is not None:
                     ok = self._condition_holds(cond, f, pos, src, srow)
                     pos, srow = pos[ok], srow[ok]
+                self._check_unambiguous(f, pos)  # (the pairs the condition keeps: pylance checks those only)
                 updated_parts.append((f, pos, srow))
                 gone = pos
             elif self._matched == "delete":
@@ -462,7 +463,10 @@ class MergeInsertBuilder:
         }
         return txn, build, stats
 
-    def _ambiguous(self, f: Any, pos: np.ndarray) -> None:
+    def _check_unambiguous(self, f: Any, pos: np.ndarray) -> None:
+        """Refuse a target row (``pos``: the sorted positions of matched pairs) several source rows change."""
+        if len(pos) < 2 or not bool((pos[1:] == pos[:-1]).any()):
+            return
         vals, counts = np.unique(pos, return_counts=True)
         p = vals[counts > 1][:1]
         key = ", ".join(f"{k} = {f.take_physical([k], p).column(0)[0].as_py()!r}" for k in self._on)
