@@ -156,6 +156,8 @@ class MergeInsertBuilder:
         Returns:
             The builder.
         """
+        if expr is not None:
+            as_filter(expr, self._ds.schema)  # (checked now, as pylance does: a ValueError from the builder)
         self._by_source, self._by_source_expr = True, expr
         return self
 

@@ -94,17 +94,18 @@ keys = st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["a", "b", None]))
 seeds = st.integers(0, 2**16)
 OPS = st.one_of(
     st.tuples(st.just("append"), keys, seeds, st.sampled_from([3, 7, 1000])),
-    st.tuples(st.just("overwrite"), keys, seeds),
+    st.tuples(st.just("overwrite"), keys, seeds, st.booleans()),  # (True: with the first schema back)
     st.tuples(st.just("delete"), st.sampled_from(DELETES)),
     st.tuples(st.just("update"), st.integers(0, len(UPDATES) - 1)),
     st.tuples(
         st.just("merge"),
         st.sampled_from([("id",), ("id", "g")]),
-        st.sampled_from([None, "all", *MATCHED_IF]),  # when_matched_update_all: none, all, where a condition holds
+        st.sampled_from([None, "all", "delete", *MATCHED_IF]),  # when_matched_update_all (a condition) or _delete
         st.booleans(),  # when_not_matched_insert_all
         st.sampled_from([None, "all", *BY_SOURCE_IF]),  # when_not_matched_by_source_delete
         keys,
         seeds,
+        st.integers(0, 3),  # 0: every column of the source; else the source without some (the target's values kept)
     ),
     st.tuples(st.just("add_columns"), st.sampled_from(ADDS)),
     st.tuples(st.just("rename"), st.integers(0, 9)),
@@ -129,7 +130,7 @@ class Twin:
         ds = self.lib.dataset(self.path)
         others = [n for n in schema.names if n != "id"]
         if kind in ("append", "overwrite"):
-            data = _batch(schema, args[0], args[1], self.version)
+            data = _batch(SCHEMA if kind == "overwrite" and args[2] else schema, args[0], args[1], self.version)
             per_file = args[2] if kind == "append" else 5
             self.lib.write_dataset(data, self.path, mode=kind, max_rows_per_file=per_file)
             return None
@@ -139,15 +140,20 @@ class Twin:
             values, where = UPDATES[args[0]]
             return ds.update(values, where=where)
         if kind == "merge":
-            on, matched, insert, by_source, rows, seed = args
+            on, matched, insert, by_source, rows, seed, subset = args
             b = ds.merge_insert(list(on))
-            if matched is not None:
+            if matched == "delete":
+                b = b.when_matched_delete()
+            elif matched is not None:
                 b = b.when_matched_update_all(None if matched == "all" else matched)
             if insert:
                 b = b.when_not_matched_insert_all()
             if by_source is not None:
                 b = b.when_not_matched_by_source_delete(None if by_source == "all" else by_source)
-            return b.execute(_batch(schema, rows, seed, self.version))
+            data = _batch(schema, rows, seed, self.version)
+            if subset:  # (the keys stay, where they are)
+                data = data.select([c for i, c in enumerate(data.column_names) if c in on or i % 4 != subset])
+            return b.execute(data)
         if kind == "add_columns":
             return ds.add_columns({f"c{k}": args[0]})
         if kind == "rename":
@@ -304,3 +310,15 @@ def test_merge_duplicate_source_keys_checked_where_the_condition_holds(tmp_path,
             out = "refused"
         got.append((out, sorted(lance.dataset(p).to_table().to_pylist(), key=repr)))
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("expr", ["v > 50", "nonsense(("])
+def test_by_source_condition_checked_by_the_builder(tmp_path, expr: str) -> None:
+    """pylance parses ``when_not_matched_by_source_delete``'s condition against the schema when it is given: a column
+    the dataset lacks (renamed, dropped) or bad SQL raises ValueError from the builder, before any execute."""
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(pa.table({"id": pa.array([0, 1], pa.int64()), "s": ["a", "b"]}), p)
+        b = lib.dataset(p).merge_insert("id").when_matched_update_all("source.v > target.v")
+        with pytest.raises(ValueError):
+            b.when_not_matched_by_source_delete(expr)
