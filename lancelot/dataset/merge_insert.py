@@ -370,7 +370,7 @@ class MergeInsertBuilder:
         if missing:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
         absent = [f.name for f in target if not f.nullable and f.name not in src.schema.names]
-        if self._insert and absent:
+        if self._insert and absent and src.num_rows:  # (no rows, none inserted: pylance accepts an empty source)
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: cannot insert rows with a partial-schema source: target column(s) {absent} "
                 "are non-nullable and not provided by the source"
