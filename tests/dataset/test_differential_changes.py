@@ -115,6 +115,7 @@ OPS = st.one_of(
     st.tuples(st.just("compact"), st.sampled_from([4, 10, 1000]), st.booleans()),
     st.tuples(st.just("cleanup")),
     st.tuples(st.just("restore"), st.integers(1, 20)),
+    st.tuples(st.just("checkout"), st.integers(1, 20)),  # (a read of an older version: cleaned up or not)
 )
 
 
@@ -171,6 +172,8 @@ class Twin:
         if kind == "cleanup":
             c = ds.cleanup_old_versions(older_than=timedelta(0))
             return (c.old_versions, c.data_files_removed, c.deletion_files_removed, c.transaction_files_removed)
+        if kind == "checkout":
+            return _state(self.lib.dataset(self.path, version=(args[0] - 1) % ds.version + 1))
         if kind == "restore":
             return ds.checkout_version((args[0] - 1) % ds.version + 1).restore()
         raise AssertionError(kind)
@@ -228,10 +231,10 @@ def run(ops: list[Op], version: str, stable: bool, start: list[tuple[int, str | 
         lance.dataset(lo.path).validate()
 
 
-#: CI runs 40 derandomized examples; a longer hunt: LANCELOT_DIFF_EXAMPLES=1000 LANCELOT_DIFF_STEPS=12
+#: CI runs 80 derandomized examples; a longer hunt: LANCELOT_DIFF_EXAMPLES=1000 LANCELOT_DIFF_STEPS=12
 #: LANCELOT_DIFF_RANDOM=1 (fresh examples each run; hypothesis prints the failing one to replay as a regression)
 HUNT = settings(
-    max_examples=int(os.environ.get("LANCELOT_DIFF_EXAMPLES", 40)),
+    max_examples=int(os.environ.get("LANCELOT_DIFF_EXAMPLES", 80)),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=not os.environ.get("LANCELOT_DIFF_RANDOM"),
