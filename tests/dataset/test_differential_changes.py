@@ -51,6 +51,9 @@ UPDATES = [
 #: conditions of when_matched_update_all and of when_not_matched_by_source_delete
 MATCHED_IF = ["source.v > target.v", "target.s IS NULL", "source.n = target.n OR target.n IS NULL"]
 BY_SOURCE_IF = ["v > 50", "s = 'k1'", "id % 2 = 1", "n IS NULL"]
+#: the types a cast asks for (narrowing ones too: an int8 ``id + 1000`` overflows)
+CASTS = [pa.float32(), pa.int64(), pa.float64(), pa.int8(), pa.int16(), pa.large_string(), pa.large_list(pa.int32())]
+CASTS += [pa.string(), pa.float16(), pa.uint8()]
 ADDS = ["id * 2", "v + 1", "CAST(n AS BIGINT)", "concat(s, 'z')", "1", "n IS NULL"]
 
 
@@ -115,7 +118,7 @@ OPS = st.one_of(
     st.tuples(
         st.just("cast"),
         st.integers(0, 9),
-        st.sampled_from([pa.float32(), pa.int64(), pa.float64(), pa.large_list(pa.int32())]),
+        st.sampled_from(CASTS),
     ),
     st.tuples(st.just("nullable"), st.integers(0, 9), st.booleans()),
     st.tuples(st.just("drop"), st.integers(0, 9)),
