@@ -438,3 +438,32 @@ def test_delete_matched_and_by_source(tmp_path, by_source: str | None) -> None:
         got.append((b.execute(t.slice(0, 1)), lance.dataset(p).count_rows()))
         assert got[0] == ({"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 3}, 0)
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("how", ["write", "append", "merge"])
+def test_null_in_non_nullable_struct_field_refused(tmp_path, how: str) -> None:
+    """A null in a non-nullable field of a struct (where the struct is not null) is refused with an OSError, as
+    pylance refuses it (a null struct above it masks it: accepted); nothing is committed."""
+    kind = pa.struct([pa.field("p", pa.int32(), nullable=False), ("q", pa.string())])
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("st", kind)])
+    good = pa.table({"id": [1], "st": [{"p": 1, "q": "a"}]}, schema=schema)
+    masked = pa.table({"id": [2, 3], "st": [{"p": 5, "q": "a"}, None]}, schema=schema)
+    bad = pa.table({"id": [4], "st": [{"p": None, "q": "a"}]}, schema=schema)
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(good, p, data_storage_version="2.1")
+        for data in (masked, bad):
+            try:
+                if how == "write":
+                    lib.write_dataset(data, p, mode="overwrite")
+                elif how == "append":
+                    lib.write_dataset(data, p, mode="append")
+                else:
+                    lib.dataset(p).merge_insert("id").when_not_matched_insert_all().execute(data)
+                got.append("ok")
+            except OSError:
+                got.append("refused")
+        got.append(sorted(lance.dataset(p).to_table().to_pylist(), key=repr))
+    assert got[:2] == ["ok", "refused"]
+    assert got[3:] == got[:3]
