@@ -1,10 +1,11 @@
 """Differential tests of the dataset's changes against pylance: hypothesis draws a starting dataset (file version 2.0,
-2.1 or 2.2, stable row ids or not, nulls, several fragments) and a sequence of changes (append, overwrite, delete,
-update, merge_insert in its variants on one or two keys, add/alter/drop columns, compaction, cleanup, restore), applied
-through lancelot on one directory and through pylance on its twin.  After every step the twins must agree: what the
-call returned (or the builtin class of what it raised), the rows, counts, fragments, version, history and schema; and
-each library must read the other's directory as its own (pylance validates lancelot's).  Derandomized, so CI is
-deterministic; the cases it found wrong are the regressions at the end."""
+2.1 or 2.2, stable row ids or not, nulls, several fragments, one more column of a rarer type) and a sequence of changes
+(append, overwrite, delete, update, merge_insert in its variants on one or two keys with duplicate and partial sources,
+add columns, rename/cast/nullability of columns and struct fields, drops, compaction, cleanup, restore, reads of older
+versions), applied through lancelot on one directory and through pylance on its twin.  After every step the twins must
+agree: what the call returned (or the builtin class of what it raised), the rows, row ids, counts, fragments, version,
+history and schema; and each library must read the other's directory as its own (pylance validates lancelot's).
+Derandomized, so CI is deterministic; the cases it found wrong are the regressions at the end."""
 
 from __future__ import annotations
 
