@@ -52,6 +52,43 @@ def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
         return pa.array(col.to_pylist(), to)
 
 
+class NullsNotAllowedError(SchemaMismatchError, OSError):
+    """A null where the schema allows none (a column, or a field inside one): pylance's write raises OSError."""
+
+
+def _required_below(t: pa.DataType) -> bool:
+    """Whether a field inside type ``t`` (a struct's child, a list's item, deeper) is non-nullable."""
+    if pa.types.is_struct(t):
+        return any(not f.nullable or _required_below(f.type) for f in t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return not t.value_field.nullable or _required_below(t.value_type)
+    return False
+
+
+def _may_break(col: pa.Array, f: pa.Field) -> bool:
+    """Whether ``col`` may hold a null where ``f`` (non-nullable, or with such a field inside) allows none."""
+    return bool(col.null_count) if not f.nullable else _nulls_below(col, f.type) is not None
+
+
+def _nulls_below(arr: pa.Array, t: pa.DataType) -> str | None:
+    """The name of a non-nullable field inside ``arr`` (of type ``t``) that holds a null where its parent does not (a
+    struct's child, a list's item), as pylance refuses them; None when there is none."""
+    if pa.types.is_struct(t):
+        children = arr.flatten()  # (the struct's nulls masked onto each child)
+        for f, child in zip(t, children, strict=True):
+            if not f.nullable and child.null_count > arr.null_count:
+                return str(f.name)
+            deeper = _nulls_below(child, f.type)
+            if deeper is not None:
+                return deeper
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        values = arr.flatten()
+        if not t.value_field.nullable and values.null_count:
+            return str(t.value_field.name)
+        return _nulls_below(values, t.value_type)
+    return None
+
+
 class _Setup:
     """What a writer derives from its normalized schema, version and profile alone (kept in the schema's
     ``Normalized.derived``): each field's column count, each field's leaves (write_field.plan_leaves; made by
@@ -61,7 +98,8 @@ class _Setup:
         self.counts = [field_metadata.column_count(f, version) for f in schema]
         self.leaves: list[Leaves] | None = None
         self.zone_columns = leaf_columns(schema)
-        self.required = [i for i, f in enumerate(schema) if not f.nullable]  # (fields that may hold no nulls)
+        # (the columns that may hold no nulls, or have a field inside that may not)
+        self.required = [i for i, f in enumerate(schema) if not f.nullable or _required_below(f.type)]
 
 
 class LanceWriter:
@@ -167,7 +205,7 @@ class LanceWriter:
 
     def _check(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         if batch.schema.equals(self._stored, check_metadata=True) and not (
-            self._required and any(batch.column(i).null_count for i in self._required)
+            self._required and any(_may_break(batch.column(i), self._stored.field(i)) for i in self._required)
         ):
             return batch  # (already the stored form: nothing to cast, no nulls where none may be)
         if batch.schema.names != self._stored.names:
@@ -191,8 +229,13 @@ class LanceWriter:
                         column=f.name,
                     )
             if not f.nullable and col.null_count:
-                raise SchemaMismatchError(
+                raise NullsNotAllowedError(
                     f"non-nullable column {f.name!r} has {col.null_count} nulls", path=self.path, column=f.name
+                )
+            inner = _nulls_below(col, f.type)
+            if inner is not None:
+                raise NullsNotAllowedError(
+                    f"column {f.name!r}: non-nullable field {inner!r} has nulls", path=self.path, column=f.name
                 )
             cols.append(col)
         return pa.RecordBatch.from_arrays(cols, schema=self._stored)

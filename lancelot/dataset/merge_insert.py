@@ -158,7 +158,10 @@ class MergeInsertBuilder:
         Raises:
             TypeError: ``expr`` is not text (a pyarrow Expression, as pylance's).
         """
-        self._by_source, self._by_source_expr = True, _sql_text(expr, "expr")
+        expr = _sql_text(expr, "expr")
+        if expr is not None:
+            as_filter(expr, self._ds.schema)  # (checked now, as pylance does: a ValueError from the builder)
+        self._by_source, self._by_source_expr = True, expr
         return self
 
     def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
@@ -406,7 +409,7 @@ class MergeInsertBuilder:
         if missing:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
         absent = [f.name for f in target if not f.nullable and f.name not in src.schema.names]
-        if self._insert and absent:
+        if self._insert and absent and src.num_rows:  # (no rows, none inserted: pylance accepts an empty source)
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: cannot insert rows with a partial-schema source: target column(s) {absent} "
                 "are non-nullable and not provided by the source"
@@ -440,8 +443,8 @@ class MergeInsertBuilder:
             joined = pos
             order = np.argsort(pos, kind="stable")
             pos, srow = pos[order], srow[order]
-            if self._matched in ("update", "delete") and len(pos) > 1 and bool((pos[1:] == pos[:-1]).any()):
-                self._ambiguous(f, pos)
+            if self._matched == "delete":
+                self._check_unambiguous(f, pos)
             if self._matched == "fail" and len(pos):
                 raise MergeInsertError(
                     f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
@@ -453,6 +456,7 @@ class MergeInsertBuilder:
                 if cond is not None:
                     ok = self._condition_holds(cond, f, pos, src, srow)
                     pos, srow = pos[ok], srow[ok]
+                self._check_unambiguous(f, pos)  # (the pairs the condition keeps: pylance checks those only)
                 updated_parts.append((f, pos, srow))
                 gone = pos
             elif self._matched == "delete":
@@ -499,7 +503,10 @@ class MergeInsertBuilder:
         }
         return txn, build, stats
 
-    def _ambiguous(self, f: Any, pos: np.ndarray) -> None:
+    def _check_unambiguous(self, f: Any, pos: np.ndarray) -> None:
+        """Refuse a target row (``pos``: the sorted positions of matched pairs) several source rows change."""
+        if len(pos) < 2 or not bool((pos[1:] == pos[:-1]).any()):
+            return
         vals, counts = np.unique(pos, return_counts=True)
         p = vals[counts > 1][:1]
         key = ", ".join(f"{k} = {f.take_physical([k], p).column(0)[0].as_py()!r}" for k in self._on)

@@ -126,6 +126,8 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
         if "data_type" in alt and alt["data_type"] is not None:
             casts[path] = alt["data_type"]
         if alt.get("nullable") is not None:
+            if target.nullable and not alt["nullable"] and _has_nulls(ds, path):
+                raise SchemaEvolutionError(f'Column "{path}" contains NULL values and cannot be made non-nullable')
             target.nullable = bool(alt["nullable"])
         if alt.get("name") is not None:
             name = str(alt["name"])
@@ -136,6 +138,13 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
         commit_project(ds, fields)
         return
     _alter_with_casts(ds, fields, casts)
+
+
+def _has_nulls(ds: LanceDataset, path: str) -> bool:
+    """Whether a live row's value at ``path`` is null (a null struct above it included), as pylance checks before it
+    makes a column non-nullable."""
+    quoted = ".".join("`" + part.replace("`", "``") + "`" for part in path.split("."))
+    return ds.count_rows(filter=f"{quoted} IS NULL") > 0
 
 
 def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dict[str, pa.DataType]) -> None:
