@@ -116,6 +116,9 @@ class CleanupStats:
     transaction_files_removed: int = 0
     index_files_removed: int = 0
     deletion_files_removed: int = 0
+    #: pylance's count of deletions that failed while its cleanup went on; lancelot's cleanup stops at the first
+    #: failed deletion instead (an OSError: no manifest left naming a file it removed), so it stays 0
+    failed_deletes: int = 0
     temp_files_removed: int = 0  # writers' temporary files (lancelot only; also in bytes_removed)
     removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
     _pace: float = field(default=0.0, repr=False)  # seconds between deletions (1 / delete_rate_limit)

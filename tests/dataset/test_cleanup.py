@@ -243,3 +243,19 @@ def test_cleanup_removes_blob_sidecars_with_their_data_file(tmp_path) -> None:
     assert left[0] == left[1]
     blobs = lancelot.dataset(str(tmp_path / "ours")).take_blobs("b", indices=[1])
     assert blobs[0].read() == b"x" * 5_000_000
+
+
+def test_cleanup_stats_have_pylance_s_fields_and_values(tmp_path):
+    """The same cleanup on twin histories counts alike in both libraries, field for field of pylance's
+    ``CleanupStats`` (``failed_deletes`` included)."""
+    stats = []
+    for lib in (lance, lancelot):
+        uri = str(tmp_path / lib.__name__)
+        lance.write_dataset(int_table(50), uri, max_rows_per_file=20)
+        lance.dataset(uri).delete("a % 7 = 0")
+        lance.write_dataset(int_table(10), uri, mode="overwrite")
+        stats.append(lib.dataset(uri).cleanup_old_versions(older_than=timedelta(0)))
+    # (bytes_removed aside: the removed manifests hold timestamps and ids whose varints vary in length)
+    names = [n for n in dir(stats[0]) if not n.startswith("_") and n != "bytes_removed"]
+    assert "failed_deletes" in names and stats[1].bytes_removed > 0
+    assert {n: getattr(stats[1], n) for n in names} == {n: getattr(stats[0], n) for n in names}
