@@ -18,6 +18,10 @@ from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.util import jit
 
+#: rows per page of the ``chunky`` file (tests/file/conftest.py): pylance writes one page per batch with a small
+#: data cache, so pages of several mini-block chunks
+CHUNKY_ROWS = 6000
+
 
 def pylance_write(
     path: Any,

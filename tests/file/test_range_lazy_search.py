@@ -14,32 +14,8 @@ import pytest
 
 import lancelot
 from lancelot.encodings.structural import miniblock_table
+from tests.helpers import CHUNKY_ROWS as BIG
 from tests.helpers import pylance_write
-
-BIG = 6000  # rows per page (pylance writes one page per batch with a small data cache): pages of several chunks
-
-
-@pytest.fixture(scope="module", params=["2.1", "2.2"])
-def chunky(request, tmp_path_factory) -> str:
-    """Two pages per column of many chunks each: integers, nullable floats, a page dictionary of short
-    strings, FSST text and dates."""
-    rng = np.random.default_rng(11)
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-
-    def batch(b: int) -> pa.Table:
-        i = np.arange(b * BIG, (b + 1) * BIG)
-        return pa.table(
-            {
-                "id": pa.array(i * 7919 % 1000003, pa.int64()),
-                "f": pa.array([None if k % 7 == 0 else k / 8 for k in i.tolist()], pa.float64()),
-                "flag": pa.array([words[k] for k in rng.integers(0, len(words), BIG).tolist()]),
-                "text": pa.array([f"the {words[k % 6]} of row {k} and {words[(k * 5) % 6]} again" for k in i.tolist()]),
-                "day": pa.array((i % 3000).astype(np.int32), pa.int32()).cast(pa.date32()),
-            }
-        )
-
-    path = tmp_path_factory.mktemp("spans") / f"spans-{request.param}.lance"
-    return pylance_write(path, [batch(0), batch(1)], request.param, data_cache_bytes=1)
 
 
 def _pylance_range(path: str, start: int, stop: int) -> pa.Table:
