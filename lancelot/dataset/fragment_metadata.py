@@ -222,6 +222,16 @@ class _InlineMeta:
         return json.dumps({self._KEY: list(self.inline)}, separators=(",", ":"))
 
     @classmethod
+    def _parsed(cls, text: str) -> Any:
+        """``from_json``'s: the meta in ``text``, or pylance's ValueError."""
+
+        try:
+            d = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise LanceValueError(f"Could not load {cls.__name__} due to error: {e}") from None
+        return cls._loaded(d, " due to error")
+
+    @classmethod
     def _loaded(cls, d: object, error: str) -> Any:
         if not isinstance(d, dict) or set(d) != {cls._KEY}:
             raise LanceValueError(f"Could not load {cls.__name__}{error}: expected {{{cls._KEY!r}: [bytes...]}}")
@@ -262,13 +272,7 @@ class RowIdMeta(_InlineMeta):
         Raises:
             LanceValueError: Not such JSON (a ValueError, as pylance).
         """
-        import json as _json
-
-        try:
-            d = _json.loads(json)
-        except (TypeError, ValueError) as e:
-            raise LanceValueError(f"Could not load RowIdMeta due to error: {e}") from None
-        out: RowIdMeta = RowIdMeta._loaded(d, " due to error")
+        out: RowIdMeta = RowIdMeta._parsed(json)
         return out
 
     @staticmethod
@@ -320,13 +324,7 @@ class RowDatasetVersionMeta(_InlineMeta):
         Raises:
             LanceValueError: Not such JSON (a ValueError, as pylance).
         """
-        import json as _json
-
-        try:
-            d = _json.loads(json)
-        except (TypeError, ValueError) as e:
-            raise LanceValueError(f"Could not load RowDatasetVersionMeta due to error: {e}") from None
-        out: RowDatasetVersionMeta = RowDatasetVersionMeta._loaded(d, " due to error")
+        out: RowDatasetVersionMeta = RowDatasetVersionMeta._parsed(json)
         return out
 
 
