@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lancelot.errors import LanceError
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.util import jit
@@ -87,3 +88,14 @@ def bounded(max_traced: int, seconds: int = 30) -> Iterator[None]:
         tracemalloc.stop()
         signal.signal(signal.SIGALRM, old)
         assert peak < max_traced, f"the read allocated {peak} bytes"  # (a read that raised too)
+
+
+def builtin_class(e: BaseException) -> type:
+    """The first builtin class of ``e``'s (ValueError, OSError...): the class pylance raises, which lancelot's error
+    subclasses, so the two libraries' errors are compared by it."""
+    return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
+def assert_same_error(theirs: BaseException, ours: BaseException, what: object) -> None:
+    """lancelot's error ``ours`` is a LanceError of the builtin class of pylance's ``theirs``."""
+    assert isinstance(ours, LanceError) and isinstance(ours, builtin_class(theirs)), (what, theirs, ours)

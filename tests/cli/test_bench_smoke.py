@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-# benchmarks/ is a package at the repo root, not installed: make it importable under any runner
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks import adapters, datasets, measure, probe, run  # noqa: E402
+from benchmarks import adapters, datasets, measure, probe, run  # the repo root's (tests/cli/conftest.py)
 
 ROWS = 2_000
 

@@ -9,12 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import min_constraints  # scripts/ (tests/cli/conftest.py puts it on sys.path)
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import min_constraints  # noqa: E402
 
 
 def _deps() -> list[str]:

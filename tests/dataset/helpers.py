@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -126,6 +127,14 @@ def assert_same_row_versions(theirs: str, ours: str, key: str = "id") -> None:
     cols = [key, "_row_created_at_version", "_row_last_updated_at_version"]
     mine, ref = (lance.dataset(p).to_table(columns=cols) for p in (ours, theirs))
     assert rows(mine, key) == rows(ref, key)
+
+
+def copies(src: str, tmp_path: Path) -> tuple[str, str]:
+    """Two copies of the dataset at ``src``: (pylance's, lancelot's), for an operation each library runs on its own."""
+    a, b = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    shutil.copytree(src, a)
+    shutil.copytree(src, b)
+    return a, b
 
 
 def files_of(path: str) -> set[str]:

@@ -32,8 +32,8 @@ def test_delete_twins(tmp_path, version):
     assert_twins(theirs, ours)
 
 
-def test_delete_transactions_are_pylance_s(tmp_path):
-    theirs, ours = twins(tmp_path, table())
+def test_delete_transactions_are_pylance_s(twin_paths):
+    theirs, ours = twin_paths
     lo = lancelot.dataset(ours)
     lo.delete(pc.field("id") > 1000)
     lo.delete(pc.field("id") < 15)
@@ -72,8 +72,8 @@ def test_delete_alternating_with_pylance(tmp_path, version):
     assert_twins(theirs, ours)
 
 
-def test_delete_returns_the_count_and_moves_the_dataset(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_delete_returns_the_count_and_moves_the_dataset(twin_paths):
+    _, ours = twin_paths
     ds = lancelot.dataset(ours)
     r = ds.delete(pc.field("id") < 5)
     assert r == {"num_deleted_rows": 5} and isinstance(r, dict)
@@ -129,8 +129,8 @@ def test_count_deleted_rows_ported(tmp_path):
 # -- bad input --------------------------------------------------------------------------------------
 
 
-def test_delete_of_an_unknown_column_writes_nothing(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_delete_of_an_unknown_column_writes_nothing(twin_paths):
+    _, ours = twin_paths
     before = files_of(ours)
     # pylance's classes for the same mistake: OSError in SQL text, pyarrow's ArrowInvalid in an Expression
     for lib in (lancelot, lance):
@@ -142,15 +142,15 @@ def test_delete_of_an_unknown_column_writes_nothing(tmp_path):
 
 
 @needs_sql
-def test_delete_sql_syntax_error_writes_nothing(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_delete_sql_syntax_error_writes_nothing(twin_paths):
+    _, ours = twin_paths
     before = files_of(ours)
     with pytest.raises(OSError):
         lancelot.dataset(ours).delete("id >")
     assert files_of(ours) == before
 
 
-def test_delete_needs_a_predicate(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_delete_needs_a_predicate(twin_paths):
+    _, ours = twin_paths
     with pytest.raises(TypeError):
         lancelot.dataset(ours).delete(42)

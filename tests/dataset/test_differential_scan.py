@@ -19,7 +19,7 @@ from lance.dataset import ColumnOrdering as TheirOrdering
 
 import lancelot
 from lancelot.dataset import ColumnOrdering as OurOrdering
-from lancelot.errors import LanceError
+from tests.helpers import assert_same_error
 
 ROWS = 24
 
@@ -111,8 +111,7 @@ def outcome(fn: Any) -> tuple[str, Any]:
 def _same(theirs: tuple[str, Any], ours: tuple[str, Any], what: Any) -> None:
     assert ours[0] == theirs[0], (what, theirs, ours)
     if ours[0] == "error":  # lancelot's: a LanceError of the builtin class pylance raised
-        builtin = next(k for k in type(theirs[1]).__mro__ if k.__module__ == "builtins")
-        assert isinstance(ours[1], LanceError) and isinstance(ours[1], builtin), (what, theirs, ours)
+        assert_same_error(theirs[1], ours[1], (what, theirs, ours))
     else:
         assert ours[1][0] == theirs[1][0], (what, theirs[1][0], ours[1][0])
         assert ours[1][1] == theirs[1][1], what

@@ -4,7 +4,6 @@ does with the same input (ported facts: the reference's test_dataset.py test_dat
 test_relative_paths' ValueError for a missing dataset, test_limit_offset's argument errors)."""
 
 import datetime
-import os
 import shutil
 
 import lance
@@ -14,6 +13,7 @@ import pytest
 import lancelot
 from lancelot.dataset import CommitConflictError
 from lancelot.errors import LanceError
+from tests.dataset.helpers import files_of
 
 
 @pytest.fixture
@@ -21,10 +21,6 @@ def uri(tmp_path):
     u = str(tmp_path / "ds")
     lancelot.write_dataset(pa.table({"a": pa.array([1, 2, 3], pa.int64()), "b": ["x", "y", "z"]}), u)
     return u
-
-
-def _files(uri):
-    return sorted(os.path.relpath(os.path.join(r, f), uri) for r, _, fs in os.walk(uri) for f in fs)
 
 
 def _both(cls, call_pylance, call_lancelot, match=None):
@@ -76,15 +72,15 @@ def test_versions_and_tags(uri):
 
 
 def test_create_over_an_existing_dataset(uri):
-    before = _files(uri)
+    before = files_of(uri)
     t = pa.table({"a": pa.array([1], pa.int64()), "b": ["q"]})
     e = _both(OSError, lambda: lance.write_dataset(t, uri), lambda: lancelot.write_dataset(t, uri), "already exists")
     assert isinstance(e, FileExistsError) and isinstance(e, CommitConflictError)
-    assert _files(uri) == before
+    assert files_of(uri) == before
 
 
 def test_append_schema_mismatch_names_the_field(uri):
-    before = _files(uri)
+    before = files_of(uri)
     wrong_type = pa.table({"a": pa.array([1.5]), "b": ["q"]})
     e = _both(
         OSError,
@@ -100,7 +96,7 @@ def test_append_schema_mismatch_names_the_field(uri):
         lambda: lancelot.write_dataset(other, uri, mode="append"),
         r"missing=\['b'\], unexpected=\['c'\]",
     )
-    assert _files(uri) == before
+    assert files_of(uri) == before
 
 
 @pytest.mark.parametrize("writer", ["lancelot", "lance"])
@@ -122,7 +118,7 @@ def test_nullable_data_appended_into_non_null_fields(tmp_path, writer):
     ds = lancelot.write_dataset(loose, uri, mode="append")
     assert ds.schema == strict == lance.dataset(uri).schema
     assert lance.dataset(uri).to_table().column("a").to_pylist() == [1, 2, 3]
-    before = _files(uri)
+    before = files_of(uri)
     with_null = pa.table({"a": pa.array([None], pa.int64()), "s": [{"x": 4}], "b": ["w"]})
     _both(
         OSError,
@@ -133,7 +129,7 @@ def test_nullable_data_appended_into_non_null_fields(tmp_path, writer):
     null_child = pa.table({"a": [4], "s": pa.array([{"x": None}], pa.struct([("x", pa.int64())])), "b": ["w"]})
     with pytest.raises(OSError, match="'s.x' contains null values"):
         lancelot.write_dataset(null_child, uri, mode="append")
-    assert _files(uri) == before  # nothing written by the refused appends
+    assert files_of(uri) == before  # nothing written by the refused appends
     assert lancelot.dataset(uri).count_rows() == 3
 
 

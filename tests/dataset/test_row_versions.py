@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.helpers import builtin_class
 
 lance = pytest.importorskip("lance")
 
@@ -165,7 +166,7 @@ def _outcome(call: Callable[[Any], Any], ds: Any) -> Any:
     try:
         got = call(ds)
     except Exception as e:  # compared by the builtin class pylance raises
-        return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+        return builtin_class(e)
     if isinstance(got, pa.Table):
         return got.schema.remove_metadata(), got.to_pydict()
     return got

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from tests.dataset.helpers import table
+from tests.dataset.helpers import files_of, table
 
 history = importlib.import_module("lancelot.dataset.history")
 cleanup = importlib.import_module("lancelot.dataset.cleanup")
@@ -72,10 +72,6 @@ def test_asof_opens_the_version_pylance_opens(many, path):
         lancelot.dataset(many, asof=first - _dt.timedelta(days=1))
 
 
-def _files(root: str) -> set[str]:
-    return {os.path.relpath(os.path.join(d, n), root) for d, _, ns in os.walk(root) for n in ns}
-
-
 def test_cleanup_removes_what_pylance_removes(many, path, tmp_path):
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
     shutil.copytree(many, ours)
@@ -89,7 +85,7 @@ def test_cleanup_removes_what_pylance_removes(many, path, tmp_path):
         b.transaction_files_removed,
     )
     assert a.old_versions == 6 and a.data_files_removed > 0 and a.deletion_files_removed > 0
-    assert _files(ours) == _files(theirs)
+    assert files_of(ours) == files_of(theirs)
     for uri in (ours, theirs):
         assert lance.dataset(uri).to_table().equals(lance.dataset(many).to_table())
         assert lancelot.dataset(uri, version="kept").count_rows() == lance.dataset(many, version="kept").count_rows()

@@ -307,8 +307,8 @@ def test_merge_columns_ported(tmp_path):
 
 
 @needs_sql
-def test_add_columns_sql_errors_write_nothing(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_add_columns_sql_errors_write_nothing(twin_paths):
+    _, ours = twin_paths
     before = files_of(ours)
     ds = lancelot.dataset(ours)
     with pytest.raises(OSError):

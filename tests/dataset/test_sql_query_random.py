@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.helpers import builtin_class
 
 N = 60
 NUMBERS = ["id", "big", "x", "i8", "u8", "d"]
@@ -149,8 +150,7 @@ def test_random_query_matches_pylance(twin, seed) -> None:
     try:
         want = _run(theirs, sql)
     except Exception as e:  # noqa: BLE001 - pylance refuses it: so must lancelot, with the same builtin class
-        builtin = next(k for k in type(e).__mro__ if k.__module__ == "builtins")
-        with pytest.raises(builtin):
+        with pytest.raises(builtin_class(e)):
             _run(ours, sql)
         return
     got = _run(ours, sql)

@@ -36,7 +36,6 @@ from tests.support.conformance_matrix import (
     NESTED,
     SETTINGS,
     SHAPES,
-    TPCH_SCALE,
     ZERO_ROW_TYPES,
     check_reads,
     check_tokens,
@@ -160,11 +159,6 @@ def test_pylance_refuses(tmp_path, t, version, message):
 
 
 # ----------------------------------------------------------------------------- TPC-H
-
-
-@pytest.fixture(scope="module")
-def tpch(tmp_path_factory) -> dict[str, pa.Table]:
-    return C.tpch_tables(tmp_path_factory.mktemp("tpch"), TPCH_SCALE, ["lineitem", "orders"])
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)

@@ -437,11 +437,6 @@ def test_blob_in_list_refused(tmp_path, version: str):
 # ----------------------------------------------------------------------------- TPC-H
 
 
-@pytest.fixture(scope="module")
-def tpch(tmp_path_factory) -> dict[str, pa.Table]:
-    return C.tpch_tables(tmp_path_factory.mktemp("tpch"), M.TPCH_SCALE, ["lineitem", "orders"])
-
-
 @pytest.mark.parametrize("version", C.VERSIONS)
 @pytest.mark.parametrize(
     "name,projection,page_bytes",
