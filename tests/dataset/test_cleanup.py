@@ -23,7 +23,7 @@ from lancelot.dataset.commit import RetryableCommitConflictError
 from lancelot.dataset.deletion import read_deletions
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import LanceFileNotFoundError
-from tests.dataset.helpers import int_table
+from tests.dataset.helpers import copies, int_table
 
 
 def _a(t: pa.Table) -> list[int]:
@@ -259,3 +259,77 @@ def test_cleanup_stats_have_pylance_s_fields_and_values(tmp_path):
     names = [n for n in dir(stats[0]) if not n.startswith("_") and n != "bytes_removed"]
     assert "failed_deletes" in names and stats[1].bytes_removed > 0
     assert {n: getattr(stats[1], n) for n in names} == {n: getattr(stats[0], n) for n in names}
+
+
+@pytest.fixture(scope="module")
+def overwrites(tmp_path_factory) -> str:
+    """Six versions (overwrites: each leaves a data file behind) plus a stray file no manifest names."""
+    p = str(tmp_path_factory.mktemp("overwrites") / "h")
+    for i in range(6):
+        lance.write_dataset(pa.table({"id": [i]}), p, mode="overwrite" if i else "create")
+    with open(os.path.join(p, "data", "stray.lance"), "wb") as f:
+        f.write(b"x")
+    return p
+
+
+@pytest.mark.parametrize(
+    "args, kw",
+    [
+        ((), dict(retain_versions=2)),
+        ((timedelta(0), 3), {}),  # retain_versions is positional, as pylance's
+        ((timedelta(days=1), 2), {}),  # both conditions must hold: none is older than a day
+        ((), dict(versions=[2, 3, 6, 99])),  # only these (never the current; unknown ones ignored)
+        ((), dict(versions=[2, 5], retain_versions=3)),
+        ((timedelta(0),), dict(delete_rate_limit=1000, delete_concurrency=2, delete_unverified=True)),
+        ((), dict(retain_versions=0)),
+        ((), dict(retain_versions=-1)),
+        ((timedelta(0),), dict(delete_rate_limit=0)),
+        ((timedelta(0),), dict(delete_concurrency=0)),
+    ],
+)
+def test_cleanup_options_like_pylance(overwrites: str, tmp_path, args: tuple, kw: dict) -> None:
+    theirs, ours = copies(overwrites, tmp_path)
+    out = []
+    for lib, p in ((lance, theirs), (lancelot, ours)):
+        try:
+            s = lib.dataset(p).cleanup_old_versions(*args, **kw)
+            out.append((s.old_versions, s.data_files_removed, s.transaction_files_removed, s.bytes_removed))
+        except (OSError, OverflowError) as e:
+            out.append(type(e) if isinstance(e, OverflowError) else OSError)
+        out.append([v["version"] for v in lance.dataset(p).versions()])
+        out.append(sorted(os.listdir(os.path.join(p, "data"))))
+    assert out[:3] == out[3:]
+
+
+def test_cleanup_of_a_tagged_version_is_oserror(overwrites: str, tmp_path) -> None:
+    theirs, ours = copies(overwrites, tmp_path)
+    lance.dataset(theirs).tags.create("t", 2)
+    lance.dataset(ours).tags.create("t", 2)
+    for lib, p in ((lance, theirs), (lancelot, ours)):
+        with pytest.raises(OSError):
+            lib.dataset(p).cleanup_old_versions(timedelta(0))
+        lib.dataset(p).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
+        assert [v["version"] for v in lance.dataset(p).versions()] == [2, 6]
+
+
+def test_explain_cleanup_like_pylance(overwrites: str) -> None:
+    theirs, ours = lance.dataset(overwrites), lancelot.dataset(overwrites)
+    for kw in (dict(include_files=True), dict(include_files=True, max_files=2), dict(retain_versions=2)):
+        want, got = (
+            theirs.explain_cleanup_old_versions(timedelta(0), **kw),
+            ours.explain_cleanup_old_versions(timedelta(0), **kw),
+        )
+        for key in ("bytes_removed", "old_versions", "data_files_removed", "transaction_files_removed"):
+            assert getattr(got.stats, key) == getattr(want.stats, key), (kw, key)
+        assert (got.read_version, got.candidate_file_limit, got.warnings) == (
+            want.read_version,
+            want.candidate_file_limit,
+            want.warnings,
+        )
+        assert got.candidate_files_truncated == want.candidate_files_truncated
+        files = [{(c.path, c.kind, c.unverified, c.size_bytes) for c in e.candidate_files} for e in (got, want)]
+        assert files[0] == files[1] if not kw.get("max_files") else len(files[0]) == len(files[1]) == 2
+    assert len(lance.dataset(overwrites).versions()) == 6  # a dry run
+    for ds in (theirs, ours):
+        with pytest.raises(ValueError):
+            ds.explain_cleanup_old_versions(max_files=0)

@@ -1,5 +1,5 @@
 """The reference's python/python/tests/test_fragment.py (lancedb/lance) that tests/dataset/test_fragment.py
-and test_api_gaps.py do not already cover, ported: each test runs the same code with pylance and with
+does not already cover, ported: each test runs the same code with pylance and with
 lancelot (``lib``), pylance the oracle; what lancelot writes is read back by pylance. Where pylance
 14.0.2 differs from the reference's assertion, the test follows pylance 14.0.2 and says so."""
 

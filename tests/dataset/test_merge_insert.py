@@ -4,6 +4,8 @@ of every kind, ambiguous matches and bad input refused with nothing written."""
 
 from __future__ import annotations
 
+import os
+
 import lance
 import numpy as np
 import pandas as pd
@@ -75,8 +77,8 @@ def test_merge_insert_alternating_with_pylance(tmp_path):
     assert_twins(theirs, ours, row_ids=True)
 
 
-def test_merge_insert_transaction_is_pylance_s(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_merge_insert_transaction_is_pylance_s(twin_paths):
+    _, ours = twin_paths
     ds = lancelot.dataset(ours)
     ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(_src([3, 4, 100]))
     from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
@@ -91,8 +93,8 @@ def test_merge_insert_transaction_is_pylance_s(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["reader", "batches", "pandas", "dataset"])
-def test_merge_insert_sources(tmp_path, kind):
-    theirs, ours = twins(tmp_path, table())
+def test_merge_insert_sources(twin_paths, tmp_path, kind):
+    theirs, ours = twin_paths
     src = _src([1, 2, 70, 71])
     data = {
         "reader": pa.RecordBatchReader.from_batches(src.schema, src.to_batches(max_chunksize=1)),
@@ -268,8 +270,8 @@ def test_merge_insert_permissive_nullability_ported(tmp_path):
     assert got.equals(pa.table({"id": [1, 2, 3, 4, 5], "value": [10, 200, 30, 400, 500]}, schema=target))
 
 
-def test_insert_appends_and_moves_the_dataset(tmp_path):
-    theirs, ours = twins(tmp_path, table())
+def test_insert_appends_and_moves_the_dataset(twin_paths):
+    theirs, ours = twin_paths
     lt, lo = lance.dataset(theirs), lancelot.dataset(ours)
     assert lo.insert(table(5, 100)) is None and lt.insert(table(5, 100)) is None
     assert lo.version == lt.version == 2
@@ -287,8 +289,8 @@ def _nothing_written(ours: str, before: set[str]) -> None:
     lance.dataset(ours).validate()
 
 
-def test_merge_insert_duplicate_source_keys(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_merge_insert_duplicate_source_keys(twin_paths):
+    _, ours = twin_paths
     before = files_of(ours)
     with pytest.raises(OSError, match="(?i)ambiguous merge insert.*id = 4"):
         lancelot.dataset(ours).merge_insert("id").when_matched_update_all().execute(_src([4, 4]))
@@ -300,8 +302,8 @@ def test_merge_insert_duplicate_source_keys(tmp_path):
     assert r["num_inserted_rows"] == 2
 
 
-def test_merge_insert_unknown_key_column(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_merge_insert_unknown_key_column(twin_paths):
+    _, ours = twin_paths
     with pytest.raises(ValueError, match="zz"):
         lancelot.dataset(ours).merge_insert("zz")
     with pytest.raises(ValueError):
@@ -316,8 +318,8 @@ def test_merge_insert_unknown_key_column(tmp_path):
         _src([1]).drop_columns(["id"]),  # no key column
     ],
 )
-def test_merge_insert_mismatched_schema(tmp_path, src):
-    _, ours = twins(tmp_path, table())
+def test_merge_insert_mismatched_schema(twin_paths, src):
+    _, ours = twin_paths
     before = files_of(ours)
     with pytest.raises(OSError):
         lancelot.dataset(ours).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
@@ -326,8 +328,8 @@ def test_merge_insert_mismatched_schema(tmp_path, src):
     _nothing_written(ours, before)
 
 
-def test_merge_insert_bad_condition(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_merge_insert_bad_condition(twin_paths):
+    _, ours = twin_paths
     before = files_of(ours)
     with pytest.raises(OSError):
         lancelot.dataset(ours).merge_insert("id").when_matched_update_all("source.x >").execute(_src([1]))
@@ -536,3 +538,69 @@ def test_merge_insert_reads_no_manifest_back(tmp_path, monkeypatch):
     theirs = lance.dataset(uri)
     assert ds.version == theirs.version == 2
     assert ds.to_table().sort_by("id") == theirs.to_table().sort_by("id")
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_changes_write_another_file_version(tmp_path, version) -> None:
+    """update's and merge_insert's ``data_storage_version``: the new files of that version beside the 2.1 ones, the
+    manifest flagged ``mixed_file_versions`` (256) as pylance flags it; either library reads the result."""
+    from lancelot.reader import LanceFile
+
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lance.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), p, data_storage_version="2.1")
+        b = lib.dataset(p).merge_insert("id").data_storage_version(version).when_matched_update_all()
+        b.when_not_matched_insert_all().execute(pa.table({"id": [2, 4], "s": ["x", "y"]}))
+        lib.dataset(p).update({"s": "s || '!'"}, "id = 1", data_storage_version=version)
+        ds = lancelot.dataset(p)
+        files = [LanceFile(os.path.join(p, "data", f.data_files()[0].path)).version for f in ds.get_fragments()]
+        flags = (ds.manifest.reader_feature_flags, ds.manifest.writer_feature_flags)
+        got.append((files, flags, ds.data_storage_version, ds.to_table(), lance.dataset(p).to_table()))
+    assert got[0] == got[1]
+    assert got[0][:3] == (["2.1", version, version], (257, 257), "2.1")
+    assert got[0][3]["s"].to_pylist() == ["c", "x", "y", "a!"]
+
+
+def test_merge_insert_write_mode_and_storage_version(tmp_path) -> None:
+    p = str(tmp_path / "m")
+    lance.write_dataset(pa.table({"id": [1, 2], "v": [1, 2]}), p, data_storage_version="2.1")
+    b = lancelot.dataset(p).merge_insert("id").write_mode("rewrite_rows").data_storage_version("2.1")
+    r = b.when_matched_update_all().when_not_matched_insert_all().execute(pa.table({"id": [2, 3], "v": [20, 30]}))
+    assert (r["num_updated_rows"], r["num_inserted_rows"]) == (1, 1)
+    assert lance.dataset(p).to_table().sort_by("id")["v"].to_pylist() == [1, 20, 30]
+    for lib in (lance, lancelot):
+        with pytest.raises(ValueError):
+            lib.dataset(p).merge_insert("id").write_mode("bogus")
+
+
+# -- merge_insert's key from the schema's primary key -------------------------------------
+
+
+_PK = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False, metadata={"lance-schema:unenforced-primary-key": "true"}),
+        ("v", pa.string()),
+    ]
+)
+
+
+@pytest.mark.parametrize("writer", [lance, lancelot])
+def test_merge_insert_on_primary_key(tmp_path, writer) -> None:
+    """Without ``on``, the key is the schema's unenforced primary key (the Field flag, set from the Arrow metadata),
+    whichever library wrote the dataset; without one, ValueError in both."""
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        writer.write_dataset(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=_PK), p)
+        ds = lib.dataset(p)
+        r = ds.merge_insert().when_matched_update_all().when_not_matched_insert_all()
+        got.append((r.execute(pa.table({"id": [1, 5], "v": ["x", "y"]}, schema=_PK)), ds.to_table().to_pydict()))
+        assert lance.dataset(p).schema == _PK
+        plain = lib.write_dataset(pa.table({"id": [1]}), str(tmp_path / f"plain_{lib.__name__}"))
+        with pytest.raises(ValueError, match="primary key"):
+            plain.merge_insert()
+        with pytest.raises(ValueError):
+            plain.merge_insert([])
+    assert got[0] == got[1]
+    assert got[0][1]["v"] == ["b", "c", "x", "y"]

@@ -71,8 +71,8 @@ def test_update_alternating_with_pylance(tmp_path):
     assert_twins(theirs, ours, row_ids=True)
 
 
-def test_update_transaction_is_pylance_s(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_update_transaction_is_pylance_s(twin_paths):
+    _, ours = twin_paths
     lo = lancelot.dataset(ours)
     lo.update({"x": pc.field("x") * 2}, where=(pc.field("id") >= 10) & (pc.field("id") < 20))
     lo.update({"id": pc.field("id") + 100}, where=pc.field("id") < 15)
@@ -89,8 +89,8 @@ def test_update_transaction_is_pylance_s(tmp_path):
     assert [f.id for f in ds.manifest.fragments] == [1, 2, 3, 4] and ds.manifest.max_fragment_id == 4
 
 
-def test_update_returns_the_count_and_moves_the_dataset(tmp_path):
-    _, ours = twins(tmp_path, table())
+def test_update_returns_the_count_and_moves_the_dataset(twin_paths):
+    _, ours = twin_paths
     ds = lancelot.dataset(ours)
     assert ds.update({"x": pc.scalar(1.0)}, where=pc.field("id") < 4) == {"num_rows_updated": 4}
     assert ds.version == 2
@@ -147,8 +147,8 @@ def test_update_of_an_empty_dataset(tmp_path):
         ({"x": pc.scalar(1.0)}, pc.field("zz") > 1),  # a condition on no such column
     ],
 )
-def test_update_bad_input_writes_nothing(tmp_path, updates, where):
-    _, ours = twins(tmp_path, table())
+def test_update_bad_input_writes_nothing(twin_paths, updates, where):
+    _, ours = twin_paths
     ds = lancelot.dataset(ours)
     before = files_of(ours)
     with pytest.raises(ValueError):  # pylance's class for each of these
@@ -160,8 +160,8 @@ def test_update_bad_input_writes_nothing(tmp_path, updates, where):
 
 @needs_sql
 @pytest.mark.parametrize("updates, where", [({"x": "x +"}, None), ({"x": "1"}, "id >")])
-def test_update_sql_syntax_error_writes_nothing(tmp_path, updates, where):
-    _, ours = twins(tmp_path, table())
+def test_update_sql_syntax_error_writes_nothing(twin_paths, updates, where):
+    _, ours = twin_paths
     before = files_of(ours)
     with pytest.raises(ValueError):
         lancelot.dataset(ours).update(updates, where=where)
@@ -181,10 +181,10 @@ def test_update_many_rows_roll_into_new_fragments(tmp_path):
     assert [f.fragment_id for f in lt.get_fragments()] == [0, 3]
 
 
-def test_stale_update_and_merge_insert_rerun_after_concurrent_commits(tmp_path):
+def test_stale_update_and_merge_insert_rerun_after_concurrent_commits(twin_paths):
     """A commit that lost the race re-runs on the latest version (conflict_retries), as pylance's:
     a stale update after a delete and an update of the same fragment, by pylance and lancelot."""
-    _, ours = twins(tmp_path, table())
+    _, ours = twin_paths
     stale_u = lancelot.dataset(ours)
     stale_m = lancelot.dataset(ours)
     lance.dataset(ours).delete("id = 2")
@@ -237,11 +237,11 @@ def test_indices_pylance_built_stay_as_pylance_leaves_them(tmp_path, op):
     assert_twins(theirs, ours)
 
 
-def test_retry_timeout_stops_retries(tmp_path):
+def test_retry_timeout_stops_retries(twin_paths):
     """pylance's retry_timeout: no retry starts once it has passed (the first try always runs)."""
     from datetime import timedelta
 
-    _, ours = twins(tmp_path, table())
+    _, ours = twin_paths
     stale = lancelot.dataset(ours)
     lancelot.dataset(ours).update({"x": pc.scalar(1.0)}, where=pc.field("id") == 1)
     with pytest.raises(CommitConflictError):  # the same row: found again only by a retry
@@ -308,3 +308,19 @@ def test_update_casts_into_a_decimal_column_as_pylance(tmp_path, value):
             outcomes.append("OSError")
     assert outcomes[0] == outcomes[1]
     assert_twins(theirs, ours)
+
+
+def test_update_data_storage_version(tmp_path) -> None:
+    paths = {}
+    for who in ("theirs", "ours"):
+        paths[who] = p = str(tmp_path / who)
+        lance.write_dataset(pa.table({"id": [1, 2, 3]}), p, data_storage_version="2.1")
+    for tgt in ("2.1", "bogus", "legacy"):
+        res = []
+        for lib, p in ((lance, paths["theirs"]), (lancelot, paths["ours"])):
+            try:
+                res.append(lib.dataset(p).update({"id": "id + 10"}, "id > 1", 10, None, tgt))
+            except ValueError:
+                res.append(ValueError)
+        assert res[0] == res[1], tgt
+    assert lance.dataset(paths["ours"]).to_table() == lance.dataset(paths["theirs"]).to_table()

@@ -97,3 +97,31 @@ def test_no_auto_cleanup_options_no_config(tmp_path):
 )
 def test_humantime_as_pylance_prints_durations(seconds, text):
     assert humantime(seconds) == text
+
+
+_KEY = {"lance-schema:unenforced-primary-key": "true"}
+
+
+@pytest.mark.parametrize(
+    "field,ok",
+    [
+        (pa.field("k", pa.int64(), nullable=True, metadata=_KEY), False),  # nullable
+        (pa.field("k", pa.list_(pa.field("item", pa.int64(), False, _KEY)), nullable=False), False),  # in a list
+        (pa.field("k", pa.struct([pa.field("x", pa.int64(), False)]), nullable=False, metadata=_KEY), False),  # no leaf
+        (pa.field("k", pa.struct([pa.field("x", pa.int64(), False, _KEY)]), nullable=True), False),  # nullable parent
+        (pa.field("k", pa.struct([pa.field("x", pa.int64(), False, _KEY)]), nullable=False), True),
+    ],
+    ids=["nullable", "list", "struct", "nullable-parent", "nested"],
+)
+def test_primary_key_field_checked_on_write(tmp_path, field, ok) -> None:
+    """A primary key field must be a non-nullable leaf outside lists: pylance refuses others with OSError."""
+    t = pa.Table.from_pylist(
+        [{"k": [1] if pa.types.is_list(field.type) else ({"x": 1} if field.type.num_fields else 1)}],
+        schema=pa.schema([field]),
+    )
+    for lib in (lance, lancelot):
+        if ok:
+            lib.write_dataset(t, str(tmp_path / lib.__name__))
+        else:
+            with pytest.raises(OSError, match="rimary key"):
+                lib.write_dataset(t, str(tmp_path / lib.__name__))
