@@ -80,7 +80,7 @@ test: java $(STAMP)
 	$(BIN)/ruff format --check lancelot pyspark_lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory docs
-	$(BIN)/python -m pytest -q --durations=15 -n 2 tests
+	$(BIN)/python -m pytest -q --durations=40 -n 2 tests
 	$(MAKE) --no-print-directory smoke-min
 
 # The documentation site (mkdocs.yml, docs/): into site/; --strict turns every warning (a broken link,
