@@ -5,8 +5,11 @@ operation on one, lancelot on the other, and the two must agree version by versi
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -226,3 +229,27 @@ def assert_same_search(a: pa.Table, b: pa.Table) -> None:
 def counts(m: Any) -> tuple[int, int, int, int]:
     """A compaction's metrics (lancelot's or pylance's ``CompactionMetrics``) as a comparable tuple."""
     return (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added)
+
+
+def spawn_worker(script: str, args: dict[str, Any], *, ready: bool = True) -> subprocess.Popen:
+    """A process running ``python -c script`` with ``args`` as its JSON argument (text pipes for its output); with
+    ``ready``, returned once it printed "ready" (see ``wait_ready``): the multi-process commit tests' writers."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", script, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    if ready:
+        wait_ready(p)
+    return p
+
+
+def wait_ready(p: subprocess.Popen, who: str = "worker") -> None:
+    """Wait for the worker's "ready" line (it has imported its library), or fail with its error if it died.  Read
+    from the pipe itself, byte by byte, as ``communicate()`` will later: a buffered readline could swallow the line
+    after it, printed by a fast worker meanwhile."""
+    assert p.stdout is not None
+    line = b""
+    while not line.endswith(b"\n") and (c := os.read(p.stdout.fileno(), 1)):
+        line += c
+    if line.strip() != b"ready":
+        _, err = p.communicate(timeout=60)
+        raise AssertionError(f"{who} failed to start: {err[-3000:]}")

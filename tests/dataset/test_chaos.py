@@ -16,7 +16,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import lance
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import spawn_worker, wait_ready
 from tests.s3 import DropReplyProxy, S3Endpoint, lose_manifest_create
 
 ROWS = 20
@@ -110,13 +110,8 @@ while not os.path.exists(a["stop"]):
 def _spawn(uri, lib, w, seed, journal, stop, weights, opts) -> subprocess.Popen:
     args = {"uri": uri, "lib": lib, "w": w, "seed": seed, "journal": journal, "stop": stop, "rows": ROWS}
     args["weights"], args["opts"] = weights, opts
-    p = subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    line = p.stdout.readline()
-    if line.strip() != "ready":
-        _, err = p.communicate(timeout=60)
-        raise AssertionError(f"worker {w} failed to start: {err[-3000:]}")
+    p = spawn_worker(WORKER, args, ready=False)
+    wait_ready(p, f"worker {w}")
     return p
 
 

@@ -15,7 +15,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import lance
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import spawn_worker
 
 ROWS = 50
 
@@ -71,17 +71,8 @@ def _batch(w: int, k: int, n: int = ROWS) -> pa.Table:
 
 
 def _spawn(uri, lib, w, n, opts, **extra) -> subprocess.Popen:
-    args = {"uri": uri, "lib": lib, "w": w, "n": n, "rows": ROWS, "opts": opts, **extra}
-    p = subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    line = b""  # the worker is warmed up (or died: then its error is reported); read from the pipe itself,
-    while not line.endswith(b"\n") and (c := os.read(p.stdout.fileno(), 1)):  # as communicate() will: a
-        line += c  # buffered readline could swallow the line after it, printed by a fast worker meanwhile
-    if line.strip() != b"ready":
-        _, err = p.communicate(timeout=60)
-        raise AssertionError(f"worker failed to start: {err[-3000:]}")
-    return p
+    """A writer, warmed up (or failed: then its error is reported)."""
+    return spawn_worker(WORKER, {"uri": uri, "lib": lib, "w": w, "n": n, "rows": ROWS, "opts": opts, **extra})
 
 
 def _groups(t: pa.Table) -> set[tuple[int, int]]:

@@ -8,15 +8,14 @@ The S3 fixtures come through conftest.py (``s3_dataset``); without them the test
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 
 import lance
 import pyarrow as pa
 import pytest
 
 import lancelot
+from tests.dataset.helpers import spawn_worker, wait_ready
 
 #: each writer's operations, on the keys ``base + i`` (base = 1000 * (writer + 1)), in order
 WORKER = r"""
@@ -74,16 +73,7 @@ def _expected(w: int) -> dict[int, int]:
 
 def _spawn(uri: str, lib: str, w: int, opts: dict, go: str) -> subprocess.Popen:
     args = {"uri": uri, "lib": lib, "base": 1000 * (w + 1), "opts": opts, "go": go}
-    return subprocess.Popen(
-        [sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _ready(p: subprocess.Popen) -> None:
-    """The worker has imported its library (or died: then its error is reported)."""
-    if p.stdout.readline().strip() != "ready":
-        _, err = p.communicate(timeout=60)
-        raise AssertionError(f"worker failed to start: {err[-3000:]}")
+    return spawn_worker(WORKER, args, ready=False)
 
 
 def _rows(t: pa.Table) -> list[tuple[int, int]]:
@@ -101,7 +91,7 @@ def test_four_processes_mixed_changes_on_s3(tmp_path, request):
     go = str(tmp_path / "go")
     procs = [_spawn(uri, lib, w, opts, go) for w, lib in enumerate(LIBS)]  # importing at once
     for p in procs:
-        _ready(p)
+        wait_ready(p)
     open(go, "w").close()  # all writers start together
     for p in procs:
         try:

@@ -14,7 +14,16 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
-from tests.dataset.helpers import VERSIONS, assert_same_row_versions, assert_twins, files_of, table, twins
+from tests.dataset.helpers import (
+    VERSIONS,
+    assert_same_row_versions,
+    assert_twins,
+    files_of,
+    spawn_worker,
+    table,
+    twins,
+    wait_ready,
+)
 
 
 def _src(ids, tag: str = "u") -> pa.Table:
@@ -391,22 +400,14 @@ print("done", flush=True)
 def test_mixed_processes_append_merge_insert_update_delete(tmp_path):
     """Four processes, two of each library, each appending, upserting, updating and deleting its
     own keys at once: every commit lands (retries rebase or re-run), none is lost or doubled."""
-    import json
-    import subprocess
-    import sys
-
     uri = str(tmp_path / "ds")
     lance.write_dataset(pa.table({"key": pa.array([-1], pa.int64()), "v": pa.array([0], pa.int64())}), uri)
     go = tmp_path / "go"
     procs = []
     for w, lib in enumerate(["lancelot", "pylance", "lancelot", "pylance"], start=1):
-        args = json.dumps({"lib": lib, "w": w, "uri": uri, "go": str(go)})
-        p = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        procs.append(p)
+        procs.append(spawn_worker(_WORKER, {"lib": lib, "w": w, "uri": uri, "go": str(go)}, ready=False))
     for p in procs:  # all imported: then they start together
-        assert p.stdout.readline().strip() == "ready", p.communicate(timeout=60)[1][-3000:]
+        wait_ready(p)
     go.touch()
     for p in procs:
         out, err = p.communicate(timeout=240)
