@@ -19,9 +19,8 @@ N = 30
 
 
 @pytest.fixture(scope="module")
-def twin(tmp_path_factory):
+def twin(pylance_dataset):
     """A dataset written by pylance (two fragments), opened by both libraries."""
-    path = str(tmp_path_factory.mktemp("case_casts") / "ds")
     table = pa.table(
         {
             "big": pa.array([i * 20 for i in range(N)], pa.int64()),
@@ -32,7 +31,7 @@ def twin(tmp_path_factory):
             "x": [i * 0.25 for i in range(N)],
         }
     )
-    lance.write_dataset(table, path, max_rows_per_file=16)
+    path = pylance_dataset("case_casts", table, max_rows_per_file=16)
     return lancelot.dataset(path), lance.dataset(path)
 
 

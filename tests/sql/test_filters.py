@@ -63,10 +63,10 @@ def _table() -> pa.Table:
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[pa.Table, lance.LanceDataset, str]:
+def data(pylance_dataset) -> tuple[pa.Table, lance.LanceDataset, str]:
     t = _table()
-    uri = str(tmp_path_factory.mktemp("sql") / "ds")
-    return t, lance.write_dataset(t, uri), uri
+    uri = pylance_dataset("sql", t)
+    return t, lance.dataset(uri), uri
 
 
 FILTERS = [
@@ -176,9 +176,9 @@ TYPED_FILTERS = [
 
 
 @pytest.fixture(scope="module")
-def typed(tmp_path_factory: pytest.TempPathFactory) -> tuple[pa.Table, lance.LanceDataset]:
+def typed(pylance_dataset) -> tuple[pa.Table, lance.LanceDataset]:
     t = _types_table()
-    return t, lance.write_dataset(t, str(tmp_path_factory.mktemp("sqltypes") / "ds"))
+    return t, lance.dataset(pylance_dataset("sqltypes", t))
 
 
 @pytest.mark.parametrize("sql", TYPED_FILTERS)

@@ -17,9 +17,9 @@ from tests.sql.fuzz_grammar import Gen, fuzz_table, same_values
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[lance.LanceDataset, lancelot.LanceDataset]:
-    uri = str(tmp_path_factory.mktemp("sqlfuzz") / "ds")
-    return lance.write_dataset(fuzz_table(), uri), lancelot.dataset(uri)
+def pair(pylance_dataset) -> tuple[lance.LanceDataset, lancelot.LanceDataset]:
+    uri = pylance_dataset("sqlfuzz", fuzz_table())
+    return lance.dataset(uri), lancelot.dataset(uri)
 
 
 def _outcome(ds: object, kind: str, sql: str) -> tuple[str, object]:
