@@ -85,9 +85,8 @@ class NullRows(PageLevels):
 class NullRowsPage(PageReader):
     """A constant page of one nullable-item layer under a nested path: every row of it is null.
 
-    pylance 14 writes all-null batches of a fixed_size_list of strings this way: one
-    layer instead of one per level, and page rows counting field rows, not the
-    fixed-size list's items.
+    pylance 14 writes all-null batches of a top-level fixed-size list of structs this way at 2.3:
+    one layer instead of one per level (page rows counting the list's items, or its field rows).
     """
 
     def __init__(self, info: PageInfo, cache: dict[Any, Any], scale: int) -> None:

@@ -88,6 +88,11 @@ class ColumnPath:
 
 
 def _is_leaf(field: pa.Field) -> bool:
+    """A field that owns its column; also a fixed-size list of strings / binary, which pylance (and
+    lancelot's writer) store as one leaf whose pages are all null, its levels one per list, not per item."""
+    t = field.type
+    if pa.types.is_fixed_size_list(t) and field_metadata.is_variable_width(t.value_type):
+        return True
     return field_metadata.owns_column(field, FileVersion.V2_1)
 
 
