@@ -80,7 +80,10 @@ test: java $(STAMP)
 	$(BIN)/ruff format --check lancelot pyspark_lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory docs
-	$(BIN)/python -m pytest -q --durations=40 -n 2 tests
+	@# the lowest-versions venvs are built (mostly downloads and unpacking) while the suite runs
+	$(MAKE) --no-print-directory $(MIN_STAMP) $(MIN_CORE_STAMP) > min-venvs.log 2>&1 & venvs=$$!; \
+	$(BIN)/python -m pytest -q --durations=40 -n 2 tests; rc=$$?; \
+	wait $$venvs || { cat min-venvs.log; echo "building the lowest-versions venvs failed"; exit 1; }; exit $$rc
 	$(MAKE) --no-print-directory smoke-min
 
 # The documentation site (mkdocs.yml, docs/): into site/; --strict turns every warning (a broken link,
@@ -102,4 +105,4 @@ protos:
 	bash scripts/gen_protos.sh
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) $(VENV_MIN_CORE) .venv-protoc build site $(DEMO_DIR) *.egg-info
+	rm -rf $(VENV) $(VENV_MIN) $(VENV_MIN_CORE) .venv-protoc build site $(DEMO_DIR) *.egg-info min-venvs.log
