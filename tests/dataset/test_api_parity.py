@@ -116,3 +116,38 @@ def test_expression_filter_on_row_columns_refused(tmp_path, column, option) -> N
     _same_builtin(*errors)
     assert isinstance(errors[1], pa.ArrowInvalid)
     assert counts[0] == counts[1]
+
+
+# -- take: one chunk per column, dictionaries joined as arrow-rs joins them -----------------------------------------
+
+
+def _dictionary_table() -> pa.Table:
+    n = 20
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "d": pa.array([i % 3 * 10 for i in range(n)], pa.int64()).dictionary_encode(),
+            "s": pa.array([None if i % 4 == 0 else f"v{i % 3}" for i in range(n)]).dictionary_encode(),
+        }
+    )
+
+
+@pytest.mark.parametrize("writer", LIBS, ids=IDS)
+@pytest.mark.parametrize(
+    "indices",
+    [[1, 6, 11, 18], list(range(20)), list(range(19, -1, -1)), [0, 4, 8, 12, 16], [18, 1], [2], [3, 3, 8], []],
+    ids=["spread", "all", "reversed", "null-keys", "two", "one", "dup", "none"],
+)
+def test_take_chunks_and_dictionaries(tmp_path, writer, indices) -> None:
+    """``take`` and ``_take_rows`` across fragments: one chunk per column, and each dictionary column's dictionary
+    the one pylance returns (merged to the used values when the fragments' dictionaries are at least as long as the
+    answer, else concatenated)."""
+    p = str(tmp_path / "d")
+    writer.write_dataset(_dictionary_table(), p, max_rows_per_file=5)
+    ours, theirs = lancelot.dataset(p), lance.dataset(p)
+    addresses = [(i // 5) << 32 | i % 5 for i in indices]
+    for a, b in ((theirs.take(indices), ours.take(indices)), (theirs._take_rows(addresses), ours._take_rows(addresses))):
+        assert b.equals(a)
+        assert [c.num_chunks for c in b.columns] == [c.num_chunks for c in a.columns] == [1, 1, 1]
+        for name in ("d", "s"):
+            assert b.column(name).chunk(0).dictionary.equals(a.column(name).chunk(0).dictionary), name
