@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lancelot import versions
 from lancelot.dataset.changes import ChangeInputError
 from lancelot.dataset.column_files import (
     SchemaEvolutionError,
@@ -148,48 +149,109 @@ def _has_nulls(ds: LanceDataset, path: str) -> bool:
 
 
 def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dict[str, pa.DataType]) -> None:
-    """Cast columns: each gets a new field id and a new data file per fragment (a Merge)."""
-    tops = {int(_field_by_path(ds, p).id): (p, t) for p, t in casts.items()}
-    for p, _ in tops.values():
-        if int(_field_by_path(ds, p).parent_id) != -1:
-            raise SchemaEvolutionError(f"alter_columns: lancelot casts top-level columns only, not {p!r}")
+    """Cast columns or fields of structs, as pylance: each cast field gets a new field id, and each fragment a new
+    data file holding the cast fields alone (under their structs, which keep their ids); a Merge."""
+    manifest = list(ds.manifest.fields)
+    by_id = {int(f.id): f for f in manifest}
+    new_types: dict[int, pa.DataType] = {}
+    for p, t in casts.items():
+        f = _field_by_path(ds, p)
+        if int(f.parent_id) != -1 and not versions.parse(ds.manifest.data_format.version or "2.0").structural:
+            # (pylance 14 commits a version it cannot read back at 2.0)
+            raise SchemaEvolutionError(f"alter_columns: casting the struct field {p!r} needs file version 2.1+")
+        up = int(f.parent_id)
+        while up != -1:
+            if by_id[up].logical_type != "struct":
+                raise SchemaEvolutionError(f"alter_columns: lancelot casts fields of structs only, not {p!r}")
+            up = int(by_id[up].parent_id)
+        _checkcast_column(p, _arrow_field(ds, p).type, t)
+        new_types[int(f.id)] = t
     if ds.manifest_file.index_section:
         idx = table_pb2.IndexSection()
         idx.ParseFromString(ds.manifest_file.index_section)
-        hit = [i.name for i in idx.indices if set(tops) & {int(x) for x in i.fields}]
+        hit = [i.name for i in idx.indices if set(new_types) & {int(x) for x in i.fields}]
         if hit:
             raise SchemaEvolutionError(
-                f"dataset {ds.uri!r}: cannot cast column(s) {[p for p, _ in tops.values()]} to a new type: they have "
+                f"dataset {ds.uri!r}: cannot cast column(s) {list(casts)} to a new type: they have "
                 f"{len(hit)} index(es) attached: {hit}; drop the index(es) before the cast, recreate them after"
             )
-    cols, new_arrow = [], []
-    for fid, (p, t) in tops.items():
-        old = ds.schema.field(p)
-        _checkcast_column(p, old.type, t)
-        name = next(f.name for f in fields if int(f.id) == fid)
-        cols.append(p)
-        new_arrow.append(pa.field(name, t, old.nullable, old.metadata))
-    schema = pa.schema(new_arrow)
-    first = next_field_id(ds.manifest)
-    new_fields = numbered_fields(schema, first)
-    new_tops = [f for f in new_fields if int(f.parent_id) == -1]
-    replaced = dict(zip(tops, new_tops, strict=True))
+    kids: dict[int, list[int]] = {}
+    for f in manifest:
+        kids.setdefault(int(f.parent_id), []).append(int(f.id))
+    next_id = next_field_id(ds.manifest)
+    file_fields: list[file_pb2.Field] = []
+    replaced: dict[int, list[file_pb2.Field]] = {}
+
+    def pruned(fid: int, af: pa.Field) -> pa.Field | None:
+        """``af`` (dataset field ``fid``) kept down to its cast fields (the new ones numbered), or None."""
+        nonlocal next_id
+        old = by_id[fid]
+        if fid in new_types:
+            nf = pa.field(af.name, new_types[fid], af.nullable, af.metadata)
+            sub = numbered_fields(pa.schema([nf]), next_id)
+            next_id += len(sub)
+            sub[0].parent_id, sub[0].nullable = old.parent_id, old.nullable
+            replaced[fid] = sub
+            file_fields.extend(sub)
+            return nf
+        if fid not in kids or not pa.types.is_struct(af.type):
+            return None
+        mark = len(file_fields)
+        kept = [k for c, cf in zip(kids[fid], af.type, strict=True) if (k := pruned(c, cf)) is not None]
+        if not kept:
+            return None
+        file_fields.insert(mark, _copy(old))
+        return pa.field(af.name, pa.struct(kept), af.nullable, af.metadata)
+
+    tops = []
+    for fid, af in zip(kids.get(-1, []), ds.schema, strict=True):
+        if (k := pruned(fid, af)) is not None:
+            tops.append(k)
+    schema = pa.schema(tops)
     out: list[file_pb2.Field] = []
+    gone: set[int] = set()
     for f in fields:
-        if int(f.id) in replaced:
-            nf = replaced[int(f.id)]
-            nf.nullable = f.nullable
-            out.append(nf)
-            out.extend(g for g in new_fields if int(g.parent_id) >= 0 and _root(new_fields, g) == int(nf.id))
-        elif not any(int(f.id) in _subtree(list(ds.manifest.fields), fid) for fid in tops):
+        fid = int(f.id)
+        if int(f.parent_id) in gone:
+            gone.add(fid)
+        elif fid in replaced:
+            gone.add(fid)
+            sub = [_copy(g) for g in replaced[fid]]
+            sub[0].name, sub[0].nullable = f.name, f.nullable  # (renamed or made nullable in this call too)
+            out.extend(sub)
+        else:
             out.append(f)
 
     def values(frag: Fragment) -> pa.Table:
-        t = frag.read_physical(cols, 0, frag.physical_rows)
-        return pa.table({nf.name: cast_column(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
+        t = frag.read_physical([f.name for f in tops], 0, frag.physical_rows)
+        return pa.table([_pruned_values(t.column(i).combine_chunks(), f) for i, f in enumerate(tops)], schema=schema)
 
-    frags = write_column_files(ds, schema, new_fields, values)
+    frags = write_column_files(ds, schema, file_fields, values)
     commit_merge(ds, frags, out)
+
+
+def _copy(f: file_pb2.Field) -> file_pb2.Field:
+    g = file_pb2.Field()
+    g.CopyFrom(f)
+    return g
+
+
+def _arrow_field(ds: LanceDataset, path: str) -> pa.Field:
+    """The dataset's Arrow field at a dotted path of struct fields."""
+    parts = path.split(".")
+    f = ds.schema.field(parts[0])
+    for name in parts[1:]:
+        f = f.type.field(name)
+    return f
+
+
+def _pruned_values(arr: pa.Array, f: pa.Field) -> pa.Array:
+    """``arr`` (a dataset column) cut down to the (pruned) field ``f``: its kept struct fields, cast leaves cast."""
+    if not pa.types.is_struct(f.type) or not pa.types.is_struct(arr.type) or arr.type == f.type:
+        return cast_column(pa.chunked_array([arr], arr.type), f).combine_chunks()
+    children = [_pruned_values(arr.field(c.name), c) for c in f.type]
+    mask = arr.is_null() if arr.null_count else None
+    return pa.StructArray.from_arrays(children, fields=list(f.type), mask=mask)
 
 
 def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
