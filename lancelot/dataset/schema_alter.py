@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelot import versions
 from lancelot.dataset.changes import ChangeInputError
@@ -247,6 +248,11 @@ def _arrow_field(ds: LanceDataset, path: str) -> pa.Field:
 
 def _pruned_values(arr: pa.Array, f: pa.Field) -> pa.Array:
     """``arr`` (a dataset column) cut down to the (pruned) field ``f``: its kept struct fields, cast leaves cast."""
+    if pa.types.is_temporal(f.type) and arr.type != f.type:  # (truncating finer units, as arrow-rs's cast does)
+        try:
+            return pc.cast(arr, f.type, safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise SchemaEvolutionError(f"Cast error: cannot cast {f.name!r} from {arr.type} to {f.type}: {e}") from None
     if not pa.types.is_struct(f.type) or not pa.types.is_struct(arr.type) or arr.type == f.type:
         return cast_column(pa.chunked_array([arr], arr.type), f).combine_chunks()
     children = [_pruned_values(arr.field(c.name), c) for c in f.type]
@@ -254,28 +260,27 @@ def _pruned_values(arr: pa.Array, f: pa.Field) -> pa.Array:
     return pa.StructArray.from_arrays(children, fields=list(f.type), mask=mask)
 
 
-def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
-    parent = {int(g.id): int(g.parent_id) for g in fields}
-    fid = int(f.id)
-    while parent.get(fid, -1) != -1:
-        fid = parent[fid]
-    return fid
-
-
 def _checkcast_column(path: str, old: pa.DataType, new: pa.DataType) -> None:
-    """Casts pylance allows: within integers, within floats, and between size variants of
-    strings, binaries and lists."""
-    t = pa.types
-    ok = (
-        (t.is_integer(old) and t.is_integer(new))
-        or (t.is_floating(old) and t.is_floating(new))
-        or (t.is_string(old) or t.is_large_string(old))
-        and (t.is_string(new) or t.is_large_string(new))
-        or (t.is_binary(old) or t.is_large_binary(old))
-        and (t.is_binary(new) or t.is_large_binary(new))
-        or (t.is_list(old) or t.is_large_list(old))
-        and (t.is_list(new) or t.is_large_list(new))
-        or old == new
-    )
-    if not ok:
+    """Casts pylance allows: within integers, floats, temporal types, decimals, booleans; between size variants of
+    strings and binaries; lists (of any size variant, fixed-size too) whose items may be cast so."""
+    if not _same_kind(old, new):
         raise SchemaEvolutionError(f'Cannot cast column "{path}" from {rust_name(old)} to {rust_name(new)}')
+
+
+def _same_kind(old: pa.DataType, new: pa.DataType) -> bool:
+    t = pa.types
+    kinds = (
+        t.is_integer,
+        t.is_floating,
+        t.is_temporal,
+        t.is_decimal,
+        t.is_boolean,
+        lambda x: t.is_string(x) or t.is_large_string(x),
+        lambda x: t.is_binary(x) or t.is_large_binary(x),
+    )
+    if any(k(old) and k(new) for k in kinds):
+        return True
+    lists = (t.is_list, t.is_large_list, t.is_fixed_size_list)
+    if any(k(old) for k in lists) and any(k(new) for k in lists):
+        return _same_kind(old.value_type, new.value_type)
+    return bool(old == new)
