@@ -234,3 +234,55 @@ def test_alter_columns_cast_kinds(tmp_path, column, target) -> None:
         _same_builtin(*got)
     else:
         assert isinstance(got[1], pa.Table) and got[1].equals(got[0])
+
+
+# -- optimize.optimize_indices -------------------------------------------------------------------------------------
+
+
+def _segments(uri: str) -> list:
+    return sorted((i.name, [sorted(s.fragment_ids) for s in i.segments]) for i in lance.dataset(uri).describe_indices())
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"num_indices_to_merge": 0}, {"index_names": ["c_idx"]}, {"retrain": True}],
+    ids=["default", "delta", "named", "retrain"],
+)
+def test_optimize_indices(tmp_path, kwargs) -> None:
+    """Appended fragments join the BTREE and BITMAP indices' newest segment (or a new one), deleted fragments leave
+    them, nothing new commits nothing: the same versions and segments as pylance's, and pylance's indexed queries
+    answer the same on both."""
+    got = []
+    for lib in LIBS:
+        p = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(pa.table({"id": range(100), "c": [i % 5 for i in range(100)]}), p, max_rows_per_file=50)
+        ds.create_scalar_index("id", "BTREE")
+        ds.create_scalar_index("c", "BITMAP")
+        steps = []
+        for r in range(2):
+            lib.write_dataset(pa.table({"id": range(100 + r * 10, 110 + r * 10), "c": [r] * 10}), p, mode="append")
+            ds = lib.dataset(p)
+            ds.optimize.optimize_indices(**kwargs)
+            steps.append((lib.dataset(p).version, _segments(p)))
+        ds.delete("id < 50")
+        ds.optimize.optimize_indices(**kwargs)
+        ds.optimize.optimize_indices(**kwargs)  # (nothing new)
+        t = lance.dataset(p)
+        steps.append((t.version, _segments(p)))
+        steps.append([t.to_table(filter=f).num_rows for f in ("id >= 105 and id < 115", "c = 1", "id = 45")])
+        got.append(steps)
+    assert got[0] == got[1]
+
+
+def test_optimize_indices_bad_arguments(tmp_path) -> None:
+    """A negative ``num_indices_to_merge`` is an OverflowError and a str ``index_names`` a TypeError-worded
+    ValueError in pylance; unknown keywords are ignored by both."""
+    errors = []
+    for lib in LIBS:
+        ds = lib.write_dataset(pa.table({"id": range(10)}), str(tmp_path / lib.__name__))
+        ds.optimize.optimize_indices(bogus=1)
+        errors.append(_raised(ds.optimize.optimize_indices, num_indices_to_merge=-1))
+        errors.append(_raised(ds.optimize.optimize_indices, index_names="id_idx"))
+    _same_builtin(errors[0], errors[2])
+    _same_builtin(errors[1], errors[3])
+    assert isinstance(errors[2], OverflowError) and isinstance(errors[3], ValueError)
