@@ -144,7 +144,7 @@ def drop_index(ds: LanceDataset, name: str) -> Committed:
     """Remove the index (every segment) named ``name`` from the dataset, as one new version."""
     existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if not existing:
-        raise IndexStateError(f"dataset {ds.uri!r}: no index named {name!r}")
+        raise IndexStateError(f"dataset {ds.uri!r}: index not found: name={name}")  # (pylance's words)
     return commit_segments(ds, [], existing)
 
 
@@ -213,7 +213,7 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
         cuts = np.flatnonzero(new_run)
     else:
         cuts = np.empty(0, np.int64)
-    ends = np.append(cuts[1:], n)
+    ends = np.append(cuts[1:], n) if n else cuts
     out_keys, maps = [], []
     for a, b in zip(cuts, ends, strict=True):
         ids_here = rid[a:b]
