@@ -286,3 +286,38 @@ def test_optimize_indices_bad_arguments(tmp_path) -> None:
     _same_builtin(errors[0], errors[2])
     _same_builtin(errors[1], errors[3])
     assert isinstance(errors[2], OverflowError) and isinstance(errors[3], ValueError)
+
+
+# -- stats.index_stats ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_index_stats(tmp_path, lib) -> None:
+    """``stats.index_stats``: ranges (ints, floats, strings, booleans, all nulls), pages, bitmaps, covered and missed
+    fragments and live rows of every segment, the same from either library on a dataset either built."""
+    n = 4500  # (two BTREE pages of 4096 rows)
+    t = pa.table(
+        {
+            "i": range(n),
+            "s": [f"k{i % 7}" for i in range(n)],
+            "f": [i / 4 for i in range(n)],
+            "b": [i % 2 == 0 for i in range(n)],
+            "z": pa.array([None] * n, pa.int64()),
+        }
+    )
+    p = str(tmp_path / "d")
+    ds = lib.write_dataset(t, p, max_rows_per_file=2000)
+    for c in "isfbz":
+        ds.create_scalar_index(c, "BTREE")
+    ds.create_scalar_index("s", "BITMAP", name="sb")
+    ds.delete("i < 10")
+    lib.write_dataset(
+        pa.table({"i": [1], "s": ["q"], "f": [0.5], "b": [True], "z": pa.array([None], pa.int64())}), p, mode="append"
+    )
+    lib.dataset(p).optimize.optimize_indices(index_names=["i_idx"], num_indices_to_merge=0)
+    for name in ("i_idx", "s_idx", "f_idx", "b_idx", "z_idx", "sb"):
+        a, b = lance.dataset(p).stats.index_stats(name), lancelot.dataset(p).stats.index_stats(name)
+        assert b == a, name
+    errors = [_raised(m.dataset(p).stats.index_stats, "nope") for m in LIBS]
+    _same_builtin(*errors)
+    assert isinstance(errors[1], KeyError)
