@@ -321,3 +321,23 @@ def test_index_stats(tmp_path, lib) -> None:
     errors = [_raised(m.dataset(p).stats.index_stats, "nope") for m in LIBS]
     _same_builtin(*errors)
     assert isinstance(errors[1], KeyError)
+
+
+# -- small accessors -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_base_paths_and_unpartitioned(tmp_path, lib) -> None:
+    """``base_paths()`` (a shallow clone's source), ``storage_options_accessor`` (None) and the
+    ``partition_expression`` of datasets and fragments (NotImplementedError), as pylance's, on either writer's."""
+    src = lib.write_dataset(pa.table({"a": range(10)}), str(tmp_path / "src"))
+    src.shallow_clone(str(tmp_path / "clone"), 1)
+    for uri in (str(tmp_path / "src"), str(tmp_path / "clone")):
+        theirs, ours = lance.dataset(uri), lancelot.dataset(uri)
+        want = {k: (v.id, v.name, str(v.path), v.is_dataset_root) for k, v in theirs.base_paths().items()}
+        assert {k: (v.id, v.name, v.path, v.is_dataset_root) for k, v in ours.base_paths().items()} == want
+        assert ours.storage_options_accessor is theirs.storage_options_accessor is None
+        for obj in (ours, ours.get_fragment(0)):
+            with pytest.raises(NotImplementedError):
+                _ = obj.partition_expression
+    assert len(lancelot.dataset(str(tmp_path / "clone")).base_paths()) == 1
