@@ -225,7 +225,7 @@ class ColumnsMixin:
             for k, (lf, names) in enumerate(files):
                 want = [c for c in columns if c in names and c not in got]
                 more = [
-                    c for c in columns if c in names and c in got and pa.types.is_struct(self._ds.schema.field(c).type)
+                    c for c in columns if c in names and c in got and pa.types.is_nested(self._ds.schema.field(c).type)
                 ]
                 if not want and not more:
                     continue

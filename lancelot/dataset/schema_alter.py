@@ -24,6 +24,7 @@ from lancelot.dataset.column_files import (
     rust_name,
     write_column_files,
 )
+from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
 
 if TYPE_CHECKING:
@@ -104,6 +105,10 @@ def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
     commit_project(ds, keep)
 
 
+class AlterColumnTypeError(LanceError, TypeError):
+    """An alteration's ``name``, ``nullable`` or ``data_type`` of the wrong type (pylance: TypeError)."""
+
+
 def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
     fields = [file_pb2.Field() for _ in ds.manifest.fields]
     for g, f in zip(fields, ds.manifest.fields, strict=True):
@@ -117,6 +122,14 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
         for k in alt:
             if k not in ("path", "name", "nullable", "data_type"):
                 raise ChangeInputError(f"alter_columns: Unknown key: {k}")
+        for key, cls in (("name", str), ("nullable", bool), ("data_type", pa.DataType)):
+            if key in alt and not isinstance(alt[key], cls):
+                got = alt[key]
+                raise AlterColumnTypeError(
+                    f"alter_columns {path!r}: {key}: "
+                    + ("'None' is" if got is None else f"{type(got).__name__!r} object is")
+                    + f" not an instance of {cls.__name__!r}"
+                )
         if all(alt.get(k) is None for k in ("name", "nullable", "data_type")):
             raise ChangeInputError(
                 f"alter_columns {path!r}: At least one of name, nullable, or data_type must be specified"
@@ -139,6 +152,11 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
     if not casts:
         commit_project(ds, fields)
         return
+    if any(a.get("nullable") is False for a in alterations):
+        raise SchemaEvolutionError(
+            "cannot make a column non-nullable and cast columns in the same call: apply the cast first, then the "
+            "nullability change (as pylance)"
+        )
     _alter_with_casts(ds, fields, casts)
 
 
@@ -162,8 +180,8 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
             raise SchemaEvolutionError(f"alter_columns: casting the struct field {p!r} needs file version 2.1+")
         up = int(f.parent_id)
         while up != -1:
-            if by_id[up].logical_type != "struct":
-                raise SchemaEvolutionError(f"alter_columns: lancelot casts fields of structs only, not {p!r}")
+            if by_id[up].logical_type.split(".")[0] not in ("struct", "list", "large_list"):
+                raise SchemaEvolutionError(f"alter_columns: lancelot casts fields of structs and lists, not {p!r}")
             up = int(by_id[up].parent_id)
         _checkcast_column(p, _arrow_field(ds, p).type, t)
         new_types[int(f.id)] = t
@@ -179,29 +197,36 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
     kids: dict[int, list[int]] = {}
     for f in manifest:
         kids.setdefault(int(f.parent_id), []).append(int(f.id))
+    first_ids: dict[int, int] = {}  # (new ids in the order of the alterations, as pylance numbers them)
     next_id = next_field_id(ds.manifest)
+    for fid, t in new_types.items():
+        first_ids[fid] = next_id
+        next_id += len(numbered_fields(pa.schema([pa.field("x", t)]), 0))
     file_fields: list[file_pb2.Field] = []
     replaced: dict[int, list[file_pb2.Field]] = {}
 
     def pruned(fid: int, af: pa.Field) -> pa.Field | None:
         """``af`` (dataset field ``fid``) kept down to its cast fields (the new ones numbered), or None."""
-        nonlocal next_id
         old = by_id[fid]
         if fid in new_types:
             nf = pa.field(af.name, new_types[fid], af.nullable, af.metadata)
-            sub = numbered_fields(pa.schema([nf]), next_id)
-            next_id += len(sub)
+            sub = numbered_fields(pa.schema([nf]), first_ids[fid])
             sub[0].parent_id, sub[0].nullable = old.parent_id, old.nullable
             replaced[fid] = sub
             file_fields.extend(sub)
             return nf
-        if fid not in kids or not pa.types.is_struct(af.type):
+        listed = pa.types.is_list(af.type) or pa.types.is_large_list(af.type)
+        if fid not in kids or not (pa.types.is_struct(af.type) or listed):
             return None
         mark = len(file_fields)
-        kept = [k for c, cf in zip(kids[fid], af.type, strict=True) if (k := pruned(c, cf)) is not None]
+        children = [af.type.value_field] if listed else list(af.type)
+        kept = [k for c, cf in zip(kids[fid], children, strict=True) if (k := pruned(c, cf)) is not None]
         if not kept:
             return None
         file_fields.insert(mark, _copy(old))
+        if listed:
+            kind = pa.list_ if pa.types.is_list(af.type) else pa.large_list
+            return pa.field(af.name, kind(kept[0]), af.nullable, af.metadata)
         return pa.field(af.name, pa.struct(kept), af.nullable, af.metadata)
 
     tops = []
@@ -242,7 +267,8 @@ def _arrow_field(ds: LanceDataset, path: str) -> pa.Field:
     parts = path.split(".")
     f = ds.schema.field(parts[0])
     for name in parts[1:]:
-        f = f.type.field(name)
+        listed = pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
+        f = f.type.value_field if listed else f.type.field(name)
     return f
 
 
@@ -253,6 +279,10 @@ def _pruned_values(arr: pa.Array, f: pa.Field) -> pa.Array:
             return pc.cast(arr, f.type, safe=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise SchemaEvolutionError(f"Cast error: cannot cast {f.name!r} from {arr.type} to {f.type}: {e}") from None
+    if (pa.types.is_list(f.type) or pa.types.is_large_list(f.type)) and arr.type != f.type:
+        cls = pa.ListArray if pa.types.is_list(f.type) else pa.LargeListArray
+        values = _pruned_values(arr.values, f.type.value_field)
+        return cls.from_arrays(arr.offsets, values, type=f.type, mask=arr.is_null() if arr.null_count else None)
     if not pa.types.is_struct(f.type) or not pa.types.is_struct(arr.type) or arr.type == f.type:
         return cast_column(pa.chunked_array([arr], arr.type), f).combine_chunks()
     children = [_pruned_values(arr.field(c.name), c) for c in f.type]
