@@ -415,3 +415,23 @@ def test_alter_columns_refusals(tmp_path, alterations) -> None:
         errors.append(_raised(ds.alter_columns, *alterations))
         assert lance.dataset(str(tmp_path / lib.__name__)).version == 1
     _same_builtin(*errors)
+
+
+def test_optimizer_and_stats_signatures() -> None:
+    """``ds.optimize`` and ``ds.stats`` have every method pylance's have, with the same parameters and defaults."""
+    import inspect
+    import sys
+
+    from lancelot.dataset.compact import Optimizer
+    from lancelot.dataset.stats import LanceStats
+
+    theirs = sys.modules["lance.dataset"]
+
+    def params(fn) -> list:
+        return [(p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    for a, b in ((theirs.DatasetOptimizer, Optimizer), (theirs.LanceStats, LanceStats)):
+        names = [n for n in dir(a) if not n.startswith("_")]
+        assert names and all(hasattr(b, n) for n in names), (a, names)
+        for n in names:
+            assert params(getattr(b, n)) == params(getattr(a, n)), n
