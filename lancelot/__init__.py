@@ -21,6 +21,7 @@ from lancelot.dataset.blob_file import BlobFile
 from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
 from lancelot.dataset.cleanup import CleanupCandidateFile, CleanupExplanation, CleanupStats
 from lancelot.dataset.fragment_metadata import DataFile, DeletionFile, RowDatasetVersionMeta, RowIdMeta
+from lancelot.dataset.index_types import Index, IndexFile
 from lancelot.dataset.merge_insert import MergeInsertBuilder
 from lancelot.dataset.session import Session
 from lancelot.dataset.stats import DataStatistics, FieldStatistics
@@ -76,6 +77,8 @@ __all__ = [
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
+    "Index",
+    "IndexFile",
     "LanceOperation",
     "LanceScanner",
     "Session",

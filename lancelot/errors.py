@@ -54,8 +54,9 @@ class CorruptFileError(LanceError):
     """The file claims something impossible: an offset past the end, a bad size..."""
 
 
-class SchemaMismatchError(LanceError):
-    """Data written does not match the writer's schema."""
+class SchemaMismatchError(LanceError, ValueError):
+    """Data written does not match the writer's schema: a ValueError, as pylance's ``LanceFileWriter.write_batch``
+    raises for a batch of other columns or types (its dataset writes raise OSError: ``DatasetSchemaError``)."""
 
 
 class UnsupportedTypeError(LanceError):

@@ -613,7 +613,8 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     from lancelot.dataset.write_options import WriteOptions
 
     kwargs.setdefault("storage_options", ds.storage_options)
+    schema = kwargs.pop("schema", None)  # (write_dataset's schema=, as pylance's insert passes it on)
     new = write_version(
-        data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
+        data, ds, mode=mode, schema=schema, options=WriteOptions.of(kwargs, strict=True)
     )  # (the dataset and its commit lock)
     ds.move_to(new.version)

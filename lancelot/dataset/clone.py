@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid as _uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, list_versions, load_manifest, write_version_hint
@@ -147,3 +148,14 @@ def _copy(src: ObjectStore, dest: ObjectStore, path: str) -> None:
         shutil.copyfile(src.full_path(path), out)
     else:
         dest.put(path, src.read(path))
+
+
+@dataclass(frozen=True)
+class DatasetBasePath:
+    """A base path registered in a dataset's manifest (a shallow clone's source, a directory of data files), as
+    pylance's ``DatasetBasePath``."""
+
+    id: int
+    name: str | None
+    path: str
+    is_dataset_root: bool

@@ -494,6 +494,19 @@ class Optimizer:
         del given["self"]
         return self._ds.compact_files(**{k: v for k, v in given.items() if v is not None})
 
+    def optimize_indices(self, **kwargs: Any) -> None:
+        """Add the fragments appended since each BTREE or BITMAP index was built to it, as pylance's
+        ``optimize_indices`` does (one new version; none when every fragment is indexed).
+
+        Args:
+            **kwargs: pylance's ``num_indices_to_merge`` (the newest segments merged with the new fragments, default
+                1; 0: a new segment of the new fragments alone), ``index_names`` (only these), ``retrain`` (a
+                scalar index is rebuilt from the data either way); others ignored, as pylance ignores them.
+        """
+        from lancelot.dataset.index_optimize import optimize_indices
+
+        optimize_indices(self._ds, **kwargs)
+
     def enable_auto_cleanup(self, auto_cleanup_config: Mapping[str, int], **kwargs: Any) -> None:
         """Turn on pylance's auto-cleanup (a new version), stored as the table config
         ``lance.auto_cleanup.interval`` / ``older_than`` (``"<s>s"``), as pylance writes it.

@@ -12,6 +12,7 @@ from lancelot.dataset.signatures import inherit_arguments
 if TYPE_CHECKING:
     from pyroaring import BitMap
 
+    from lancelot.dataset.clone import DatasetBasePath
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.indices import IndexDescription
     from lancelot.dataset.io_stats import IOStats
@@ -186,6 +187,33 @@ class MetadataMixin:
         pylance adds its ``user_agent`` entry; lancelot gives the options as they were passed.
         """
         return None if self.storage_options is None else dict(self.storage_options)
+
+    @property
+    def storage_options_accessor(self: LanceDataset) -> None:
+        """pylance's accessor of refreshed storage options (for namespaces): None, as pylance's without one."""
+        return None
+
+    @property
+    def partition_expression(self: LanceDataset) -> Any:
+        """Not implemented, as in pylance 14 (a Lance dataset has no partitioning).
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError("partitioning not yet supported")
+
+    def base_paths(self: LanceDataset) -> dict[int, DatasetBasePath]:
+        """The base paths registered in this version's manifest, by id (pylance's ``base_paths()``).
+
+        Returns:
+            ``{id: DatasetBasePath}``; empty when the dataset has none (a shallow clone has its source's).
+        """
+        from lancelot.dataset.clone import DatasetBasePath
+
+        return {
+            int(b.id): DatasetBasePath(int(b.id), b.name if b.HasField("name") else None, b.path, b.is_dataset_root)
+            for b in self.manifest.base_paths
+        }
 
     def latest_storage_options(self: LanceDataset) -> dict[str, str] | None:
         """The storage options in use now: the ones the dataset was opened with (lancelot has no storage options

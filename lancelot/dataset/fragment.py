@@ -87,6 +87,15 @@ class Fragment(ColumnsMixin, ReadsMixin):
         return self._ds
 
     @property
+    def partition_expression(self) -> Any:
+        """Not implemented, as in pylance 14 (fragments have no partition expression).
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError("Not implemented yet for LanceFragment")
+
+    @property
     def physical_rows(self) -> int:
         """Rows in the fragment's data files, deleted ones included."""
         if self._physical is None:

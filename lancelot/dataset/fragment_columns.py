@@ -19,6 +19,7 @@ from lancelot.extension_types import dataset_columns
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.field_projection import FieldNode
     from lancelot.dataset.fragment import Fragment
     from lancelot.format.pb import file_pb2
     from lancelot.reader import LanceFile
@@ -220,17 +221,22 @@ class ColumnsMixin:
                 got.update(zip(columns, t.columns))
                 src.update(dict.fromkeys(columns, 0))
                 files = []
+            split: dict[str, list[tuple[int, pa.ChunkedArray | pa.Array]]] = {}  # structs in several files
             for k, (lf, names) in enumerate(files):
                 want = [c for c in columns if c in names and c not in got]
-                if not want:
+                more = [
+                    c for c in columns if c in names and c in got and pa.types.is_nested(self._ds.schema.field(c).type)
+                ]
+                if not want and not more:
                     continue
                 src.update(dict.fromkeys(want, k))
                 if plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
-                    got.update(zip(want, read(lf, [names[c] for c in want]).columns))
-                    continue
-                t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
-                for c, col in zip(want, dataset_columns(t)):  # JSON columns: JSONB as text
-                    got[c] = col
+                    cols = read(lf, [names[c] for c in want + more]).columns
+                else:
+                    cols = dataset_columns(read(blob.described(lf), [names[c] for c in want + more]))  # blobs
+                got.update(zip(want, cols))
+                for c, col in zip(more, cols[len(want) :]):
+                    split.setdefault(c, [(src[c], got[c])]).append((k, col))
         except LanceError as e:
             if self.where in str(e):
                 raise
@@ -239,7 +245,9 @@ class ColumnsMixin:
         arrays = []
         for f in fields:
             a = got.get(f.name)
-            if a is None:
+            if f.name in split:
+                a = self._merged(f, split[f.name])
+            elif a is None:
                 a = pa.nulls(n, f.type)
             elif a.type != f.type:  # nested fields dropped or renamed since; else damage, never a cast
                 a = self._by_field_id(f, a, src[f.name])
@@ -253,14 +261,38 @@ class ColumnsMixin:
         """Data file ``k``'s column for dataset column ``f``, its nested fields matched by id."""
         from lancelot.dataset.field_projection import field_trees, project
 
+        fnode, ids = self._file_node(f, k)
+        dnode = field_trees(self._ds.manifest.fields)[f.name]
+        return project(a, fnode, dnode, f.type, ids, self.where)
+
+    def _file_node(self: Fragment, f: pa.Field, k: int) -> tuple[FieldNode, dict[int, int]]:
+        """Data file ``k``'s field for dataset column ``f``, and {file field id: dataset field id} of that file."""
+        from lancelot.dataset.field_projection import field_trees
+
         lf, names = self.file_columns()[k]
         df = self.data_fragment.files[k]
         desc = list(lf.descriptor.schema.fields)
         owners = field_metadata.column_owners(desc, lf.version)
         ids = {int(o.id): int(d) for o, d in zip(owners, df.fields)} if len(owners) == len(df.fields) else {}
-        fnode = field_trees(desc)[names[f.name]]
-        dnode = field_trees(self._ds.manifest.fields)[f.name]
-        return project(a, fnode, dnode, f.type, ids, self.where)
+        fparent = {int(g.id): int(g.parent_id) for g in desc}
+        dparent = {int(g.id): int(g.parent_id) for g in self._ds.manifest.fields}
+        for fo, do in list(ids.items()):  # a leaf's structs are the dataset's structs above its field
+            fo, do = fparent.get(fo, -1), dparent.get(do, -1)
+            while fo != -1 and do != -1 and fo not in ids:
+                ids[fo] = do
+                fo, do = fparent.get(fo, -1), dparent.get(do, -1)
+        return field_trees(desc)[names[f.name]], ids
+
+    def _merged(self: Fragment, f: pa.Field, parts: list[tuple[int, pa.ChunkedArray | pa.Array]]) -> pa.Array:
+        """Struct column ``f`` from the columns of several data files (``(file index, column)``), by field id."""
+        from lancelot.dataset.field_projection import field_trees
+        from lancelot.dataset.fragment_struct_parts import Part, merge_parts
+
+        pieces = []
+        for k, a in parts:
+            node, ids = self._file_node(f, k)
+            pieces.append(Part(a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a, node, ids))
+        return merge_parts(pieces, field_trees(self._ds.manifest.fields)[f.name], f.type, self.where)
 
     def read_physical(self: Fragment, columns: list[str], start: int, stop: int) -> pa.Table:
         """Physical rows ``[start, stop)`` of ``columns``, deleted ones included (blob columns as descriptions).

@@ -57,7 +57,8 @@ class NoSuchColumnError(LanceError, KeyError):
     """An index of a column the dataset does not have (pylance: KeyError)."""
 
 
-_DETAILS = {"BTREE": BTREE, "BITMAP": BITMAP}
+#: index details' type URL of each kind lancelot builds
+DETAILS = {"BTREE": BTREE, "BITMAP": BITMAP}
 
 
 def create_scalar_index(
@@ -73,11 +74,11 @@ def create_scalar_index(
     """Build a BTREE or BITMAP index of ``column`` over the dataset's fragments (or ``fragment_ids``) and commit it;
     returns the new version and its manifest (``commit_change``)."""
     kind = str(getattr(index_type, "value", index_type)).upper()
-    if kind not in _DETAILS:
+    if kind not in DETAILS:
         raise LanceValueError(
             f"dataset {ds.uri!r}: lancelot builds BTREE and BITMAP scalar indices, not {index_type!r}"
         )
-    field = _field(ds, column)
+    _field(ds, column)  # (a KeyError for an unknown column, before anything is read)
     name = name or f"{column}_idx"
     existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if existing and not replace:
@@ -86,6 +87,22 @@ def create_scalar_index(
     if fragment_ids is not None:
         wanted = {int(i) for i in fragment_ids}
         frags = [f for f in frags if f.fragment_id in wanted]
+    meta = build_segment(ds, column, kind, name, frags, index_uuid)
+    return commit_segments(ds, [meta], existing)
+
+
+def build_segment(
+    ds: LanceDataset,
+    column: str,
+    kind: str,
+    name: str,
+    frags: list[Any],
+    index_uuid: str | None = None,
+    dataset_version: int | None = None,
+) -> table_pb2.IndexMetadata:
+    """Write the files of one segment of a ``kind`` ("BTREE" or "BITMAP") index of ``column`` over ``frags``, and
+    return its metadata (not committed)."""
+    field = _field(ds, column)
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     rows = ds.scanner(columns=[column], with_row_address=True, with_row_id=stable, fragments=frags).to_table()
     values = rows.column(0).combine_chunks()
@@ -111,24 +128,24 @@ def create_scalar_index(
     meta = table_pb2.IndexMetadata(
         name=name,
         fields=[int(field.id)],
-        dataset_version=ds.version,
+        dataset_version=ds.version if dataset_version is None else dataset_version,
         fragment_bitmap=BitMap(sorted(f.fragment_id for f in frags)).serialize(),
         index_version=1 if kind == "BTREE" and stable else 0,  # (pylance's: a BTREE of addresses, stable ids)
         created_at=int(time.time() * 1000),
     )
     meta.uuid.uuid = u.bytes
-    meta.index_details.type_url = _DETAILS[kind]
+    meta.index_details.type_url = DETAILS[kind]
     for path, size in files:
         meta.files.add(path=path, size_bytes=size)
-    return _commit(ds, [meta], existing)
+    return meta
 
 
 def drop_index(ds: LanceDataset, name: str) -> Committed:
     """Remove the index (every segment) named ``name`` from the dataset, as one new version."""
     existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if not existing:
-        raise IndexStateError(f"dataset {ds.uri!r}: no index named {name!r}")
-    return _commit(ds, [], existing)
+        raise IndexStateError(f"dataset {ds.uri!r}: index not found: name={name}")  # (pylance's words)
+    return commit_segments(ds, [], existing)
 
 
 def _field(ds: LanceDataset, column: str) -> Any:
@@ -196,7 +213,7 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
         cuts = np.flatnonzero(new_run)
     else:
         cuts = np.empty(0, np.int64)
-    ends = np.append(cuts[1:], n)
+    ends = np.append(cuts[1:], n) if n else cuts
     out_keys, maps = [], []
     for a, b in zip(cuts, ends, strict=True):
         ids_here = rid[a:b]
@@ -215,7 +232,10 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
     return _sizes(ds, where, [BITMAP_LOOKUP])
 
 
-def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[table_pb2.IndexMetadata]) -> Committed:
+def commit_segments(
+    ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[table_pb2.IndexMetadata]
+) -> Committed:
+    """Commit index segments ``new`` in place of ``removed`` as one CreateIndex transaction."""
     txn = new_transaction(ds.version)
     txn.create_index.new_indices.extend(new)
     txn.create_index.removed_indices.extend(removed)

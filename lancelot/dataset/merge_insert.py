@@ -632,11 +632,9 @@ class _Source:
         data = self._data
         if type(data).__module__.split(".")[0] == "pandas":
             data = pa.Table.from_pandas(data, schema=self._schema, preserve_index=False)
-        if isinstance(data, pa.Table):
-            self.table = data
-            return self
-        if isinstance(data, pa.RecordBatch):
-            self.table = pa.Table.from_batches([data])
+        if isinstance(data, pa.Table | pa.RecordBatch):
+            self.table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+            _check_declared_nulls(self.table, LanceValueError)  # (pylance: ValueError in memory, OSError streamed)
             return self
         if hasattr(data, "to_batches") and isinstance(getattr(data, "schema", None), pa.Schema):
             data = pa.RecordBatchReader.from_batches(data.schema, data.to_batches())  # a dataset
@@ -647,6 +645,7 @@ class _Source:
             for b in batches:
                 w.write_batch(b)
         self.table = pa.ipc.open_file(pa.memory_map(self._path)).read_all()
+        _check_declared_nulls(self.table, MergeInsertError)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -656,3 +655,11 @@ class _Source:
                 os.unlink(self._path)
             except OSError:
                 pass
+
+
+def _check_declared_nulls(table: pa.Table, error: type[LanceError]) -> None:
+    """Refuse a source whose own schema declares a top-level column non-nullable that holds nulls, as pylance's
+    Arrow import does before merging (whatever the dataset's schema says)."""
+    for f, col in zip(table.schema, table.columns):
+        if not f.nullable and col.null_count:
+            raise error(f"Column '{f.name}' is declared as non-nullable but contains null values")

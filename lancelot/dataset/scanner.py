@@ -167,8 +167,8 @@ class LanceScanner:
             proj = replace(proj, names=[*proj.names, ROW_ADDR], rows=proj.rows | {ROW_ADDR}, added=proj.added + 1)
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
         self._no_column = bool(proj.exprs) and not (proj.reads or proj.rows or proj.fields)
-        if isinstance(filter, pc.Expression):  # bound to the dataset's schema by pylance (a SQL query asks for _rowid)
-            check_fields(filter, ds.schema, proj.rows)
+        if isinstance(filter, pc.Expression):  # bound to the dataset's schema by pylance, even with with_row_id
+            check_fields(filter, ds.schema)
         if self.include_deleted_rows and ROW_ID not in proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from lancelot import versions
 from lancelot.dataset.changes import ChangeInputError
 from lancelot.dataset.column_files import (
     SchemaEvolutionError,
@@ -22,6 +24,7 @@ from lancelot.dataset.column_files import (
     rust_name,
     write_column_files,
 )
+from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
 
 if TYPE_CHECKING:
@@ -102,6 +105,10 @@ def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
     commit_project(ds, keep)
 
 
+class AlterColumnTypeError(LanceError, TypeError):
+    """An alteration's ``name``, ``nullable`` or ``data_type`` of the wrong type (pylance: TypeError)."""
+
+
 def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
     fields = [file_pb2.Field() for _ in ds.manifest.fields]
     for g, f in zip(fields, ds.manifest.fields, strict=True):
@@ -115,6 +122,14 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
         for k in alt:
             if k not in ("path", "name", "nullable", "data_type"):
                 raise ChangeInputError(f"alter_columns: Unknown key: {k}")
+        for key, cls in (("name", str), ("nullable", bool), ("data_type", pa.DataType)):
+            if key in alt and not isinstance(alt[key], cls):
+                got = alt[key]
+                raise AlterColumnTypeError(
+                    f"alter_columns {path!r}: {key}: "
+                    + ("'None' is" if got is None else f"{type(got).__name__!r} object is")
+                    + f" not an instance of {cls.__name__!r}"
+                )
         if all(alt.get(k) is None for k in ("name", "nullable", "data_type")):
             raise ChangeInputError(
                 f"alter_columns {path!r}: At least one of name, nullable, or data_type must be specified"
@@ -137,6 +152,11 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
     if not casts:
         commit_project(ds, fields)
         return
+    if any(a.get("nullable") is False for a in alterations):
+        raise SchemaEvolutionError(
+            "cannot make a column non-nullable and cast columns in the same call: apply the cast first, then the "
+            "nullability change (as pylance)"
+        )
     _alter_with_casts(ds, fields, casts)
 
 
@@ -148,72 +168,149 @@ def _has_nulls(ds: LanceDataset, path: str) -> bool:
 
 
 def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dict[str, pa.DataType]) -> None:
-    """Cast columns: each gets a new field id and a new data file per fragment (a Merge)."""
-    tops = {int(_field_by_path(ds, p).id): (p, t) for p, t in casts.items()}
-    for p, _ in tops.values():
-        if int(_field_by_path(ds, p).parent_id) != -1:
-            raise SchemaEvolutionError(f"alter_columns: lancelot casts top-level columns only, not {p!r}")
+    """Cast columns or fields of structs, as pylance: each cast field gets a new field id, and each fragment a new
+    data file holding the cast fields alone (under their structs, which keep their ids); a Merge."""
+    manifest = list(ds.manifest.fields)
+    by_id = {int(f.id): f for f in manifest}
+    new_types: dict[int, pa.DataType] = {}
+    for p, t in casts.items():
+        f = _field_by_path(ds, p)
+        if int(f.parent_id) != -1 and not versions.parse(ds.manifest.data_format.version or "2.0").structural:
+            # (pylance 14 commits a version it cannot read back at 2.0)
+            raise SchemaEvolutionError(f"alter_columns: casting the struct field {p!r} needs file version 2.1+")
+        up = int(f.parent_id)
+        while up != -1:
+            if by_id[up].logical_type.split(".")[0] not in ("struct", "list", "large_list"):
+                raise SchemaEvolutionError(f"alter_columns: lancelot casts fields of structs and lists, not {p!r}")
+            up = int(by_id[up].parent_id)
+        _checkcast_column(p, _arrow_field(ds, p).type, t)
+        new_types[int(f.id)] = t
     if ds.manifest_file.index_section:
         idx = table_pb2.IndexSection()
         idx.ParseFromString(ds.manifest_file.index_section)
-        hit = [i.name for i in idx.indices if set(tops) & {int(x) for x in i.fields}]
+        hit = [i.name for i in idx.indices if set(new_types) & {int(x) for x in i.fields}]
         if hit:
             raise SchemaEvolutionError(
-                f"dataset {ds.uri!r}: cannot cast column(s) {[p for p, _ in tops.values()]} to a new type: they have "
+                f"dataset {ds.uri!r}: cannot cast column(s) {list(casts)} to a new type: they have "
                 f"{len(hit)} index(es) attached: {hit}; drop the index(es) before the cast, recreate them after"
             )
-    cols, new_arrow = [], []
-    for fid, (p, t) in tops.items():
-        old = ds.schema.field(p)
-        _checkcast_column(p, old.type, t)
-        name = next(f.name for f in fields if int(f.id) == fid)
-        cols.append(p)
-        new_arrow.append(pa.field(name, t, old.nullable, old.metadata))
-    schema = pa.schema(new_arrow)
-    first = next_field_id(ds.manifest)
-    new_fields = numbered_fields(schema, first)
-    new_tops = [f for f in new_fields if int(f.parent_id) == -1]
-    replaced = dict(zip(tops, new_tops, strict=True))
+    kids: dict[int, list[int]] = {}
+    for f in manifest:
+        kids.setdefault(int(f.parent_id), []).append(int(f.id))
+    first_ids: dict[int, int] = {}  # (new ids in the order of the alterations, as pylance numbers them)
+    next_id = next_field_id(ds.manifest)
+    for fid, t in new_types.items():
+        first_ids[fid] = next_id
+        next_id += len(numbered_fields(pa.schema([pa.field("x", t)]), 0))
+    file_fields: list[file_pb2.Field] = []
+    replaced: dict[int, list[file_pb2.Field]] = {}
+
+    def pruned(fid: int, af: pa.Field) -> pa.Field | None:
+        """``af`` (dataset field ``fid``) kept down to its cast fields (the new ones numbered), or None."""
+        old = by_id[fid]
+        if fid in new_types:
+            nf = pa.field(af.name, new_types[fid], af.nullable, af.metadata)
+            sub = numbered_fields(pa.schema([nf]), first_ids[fid])
+            sub[0].parent_id, sub[0].nullable = old.parent_id, old.nullable
+            replaced[fid] = sub
+            file_fields.extend(sub)
+            return nf
+        listed = pa.types.is_list(af.type) or pa.types.is_large_list(af.type)
+        if fid not in kids or not (pa.types.is_struct(af.type) or listed):
+            return None
+        mark = len(file_fields)
+        children = [af.type.value_field] if listed else list(af.type)
+        kept = [k for c, cf in zip(kids[fid], children, strict=True) if (k := pruned(c, cf)) is not None]
+        if not kept:
+            return None
+        file_fields.insert(mark, _copy(old))
+        if listed:
+            kind = pa.list_ if pa.types.is_list(af.type) else pa.large_list
+            return pa.field(af.name, kind(kept[0]), af.nullable, af.metadata)
+        return pa.field(af.name, pa.struct(kept), af.nullable, af.metadata)
+
+    tops = []
+    for fid, af in zip(kids.get(-1, []), ds.schema, strict=True):
+        if (k := pruned(fid, af)) is not None:
+            tops.append(k)
+    schema = pa.schema(tops)
     out: list[file_pb2.Field] = []
+    gone: set[int] = set()
     for f in fields:
-        if int(f.id) in replaced:
-            nf = replaced[int(f.id)]
-            nf.nullable = f.nullable
-            out.append(nf)
-            out.extend(g for g in new_fields if int(g.parent_id) >= 0 and _root(new_fields, g) == int(nf.id))
-        elif not any(int(f.id) in _subtree(list(ds.manifest.fields), fid) for fid in tops):
+        fid = int(f.id)
+        if int(f.parent_id) in gone:
+            gone.add(fid)
+        elif fid in replaced:
+            gone.add(fid)
+            sub = [_copy(g) for g in replaced[fid]]
+            sub[0].name, sub[0].nullable = f.name, f.nullable  # (renamed or made nullable in this call too)
+            out.extend(sub)
+        else:
             out.append(f)
 
     def values(frag: Fragment) -> pa.Table:
-        t = frag.read_physical(cols, 0, frag.physical_rows)
-        return pa.table({nf.name: cast_column(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
+        t = frag.read_physical([f.name for f in tops], 0, frag.physical_rows)
+        return pa.table([_pruned_values(t.column(i).combine_chunks(), f) for i, f in enumerate(tops)], schema=schema)
 
-    frags = write_column_files(ds, schema, new_fields, values)
+    frags = write_column_files(ds, schema, file_fields, values)
     commit_merge(ds, frags, out)
 
 
-def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
-    parent = {int(g.id): int(g.parent_id) for g in fields}
-    fid = int(f.id)
-    while parent.get(fid, -1) != -1:
-        fid = parent[fid]
-    return fid
+def _copy(f: file_pb2.Field) -> file_pb2.Field:
+    g = file_pb2.Field()
+    g.CopyFrom(f)
+    return g
+
+
+def _arrow_field(ds: LanceDataset, path: str) -> pa.Field:
+    """The dataset's Arrow field at a dotted path of struct fields."""
+    parts = path.split(".")
+    f = ds.schema.field(parts[0])
+    for name in parts[1:]:
+        listed = pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
+        f = f.type.value_field if listed else f.type.field(name)
+    return f
+
+
+def _pruned_values(arr: pa.Array, f: pa.Field) -> pa.Array:
+    """``arr`` (a dataset column) cut down to the (pruned) field ``f``: its kept struct fields, cast leaves cast."""
+    if pa.types.is_temporal(f.type) and arr.type != f.type:  # (truncating finer units, as arrow-rs's cast does)
+        try:
+            return pc.cast(arr, f.type, safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise SchemaEvolutionError(f"Cast error: cannot cast {f.name!r} from {arr.type} to {f.type}: {e}") from None
+    if (pa.types.is_list(f.type) or pa.types.is_large_list(f.type)) and arr.type != f.type:
+        cls = pa.ListArray if pa.types.is_list(f.type) else pa.LargeListArray
+        values = _pruned_values(arr.values, f.type.value_field)
+        return cls.from_arrays(arr.offsets, values, type=f.type, mask=arr.is_null() if arr.null_count else None)
+    if not pa.types.is_struct(f.type) or not pa.types.is_struct(arr.type) or arr.type == f.type:
+        return cast_column(pa.chunked_array([arr], arr.type), f).combine_chunks()
+    children = [_pruned_values(arr.field(c.name), c) for c in f.type]
+    mask = arr.is_null() if arr.null_count else None
+    return pa.StructArray.from_arrays(children, fields=list(f.type), mask=mask)
 
 
 def _checkcast_column(path: str, old: pa.DataType, new: pa.DataType) -> None:
-    """Casts pylance allows: within integers, within floats, and between size variants of
-    strings, binaries and lists."""
-    t = pa.types
-    ok = (
-        (t.is_integer(old) and t.is_integer(new))
-        or (t.is_floating(old) and t.is_floating(new))
-        or (t.is_string(old) or t.is_large_string(old))
-        and (t.is_string(new) or t.is_large_string(new))
-        or (t.is_binary(old) or t.is_large_binary(old))
-        and (t.is_binary(new) or t.is_large_binary(new))
-        or (t.is_list(old) or t.is_large_list(old))
-        and (t.is_list(new) or t.is_large_list(new))
-        or old == new
-    )
-    if not ok:
+    """Casts pylance allows: within integers, floats, temporal types, decimals, booleans; between size variants of
+    strings and binaries; lists (of any size variant, fixed-size too) whose items may be cast so."""
+    if not _same_kind(old, new):
         raise SchemaEvolutionError(f'Cannot cast column "{path}" from {rust_name(old)} to {rust_name(new)}')
+
+
+def _same_kind(old: pa.DataType, new: pa.DataType) -> bool:
+    t = pa.types
+    kinds = (
+        t.is_integer,
+        t.is_floating,
+        t.is_temporal,
+        t.is_decimal,
+        t.is_boolean,
+        lambda x: t.is_string(x) or t.is_large_string(x),
+        lambda x: t.is_binary(x) or t.is_large_binary(x),
+    )
+    if any(k(old) and k(new) for k in kinds):
+        return True
+    lists = (t.is_list, t.is_large_list, t.is_fixed_size_list)
+    if any(k(old) for k in lists) and any(k(new) for k in lists):
+        return _same_kind(old.value_type, new.value_type)
+    return bool(old == new)

@@ -24,6 +24,7 @@ from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twic
 from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
 from lancelot.sql.comparison import compare
 from lancelot.sql.errors import SqlError
+from lancelot.sql.expression_tree import mark_from_sql
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
 from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
@@ -328,7 +329,7 @@ def run_select(
     schema = _scan_schema(ds, with_row_id, with_row_addr)
     q = parse_select(sql, table_name, schema)
     typed = _Typed(sql, schema)
-    where = typed(q.where, filter=True)[0] if q.where is not None else None
+    where = mark_from_sql(typed(q.where, filter=True)[0]) if q.where is not None else None  # (may name _rowid)
     grouped = q.is_aggregate()
     plain = not grouped and not q.distinct and not q.order
     if q.qualifier is None:  # SELECT 1: one row, no columns

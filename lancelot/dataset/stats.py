@@ -8,7 +8,7 @@ span several columns)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -88,3 +88,24 @@ class LanceStats:
                     if current in sizes:
                         sizes[current] += sum(sum(p.buffer_sizes) for p in meta.pages)
         return DataStatistics([FieldStatistics(i, sizes[i]) for i in ids])
+
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """Statistics of the index named ``index_name`` (all its segments), as pylance's ``stats.index_stats``: for a
+        BTREE or BITMAP index, each segment's value range and pages (BTREE) or bitmap count (BITMAP), and the
+        fragments and live rows it covers or misses.
+
+        Args:
+            index_name: The index's name.
+
+        Returns:
+            pylance's dict: ``index_type``, ``name``, ``num_indices``, ``num_segments``, ``indices``, ``segments``,
+            ``num_indexed_fragments``, ``num_indexed_rows``, ``num_unindexed_fragments``, ``num_unindexed_rows``,
+            ``num_indexed_rows_per_delta``, ``updated_at_timestamp_ms``.
+
+        Raises:
+            KeyError: No index of that name.
+            ValueError: An index of another type (vector, full-text...).
+        """
+        from lancelot.dataset.index_stats import index_stats
+
+        return index_stats(self._ds, index_name)

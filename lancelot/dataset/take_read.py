@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_selection import Rows, by_address, side_by_side
+from lancelot.dataset.take_concat import concat_parts
 from lancelot.util.arrays import take_table
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def read(ds: LanceDataset, rows: Rows, proj: Projection, scanner: Callable[[], L
         return (scan or scanner()).projected_schema.empty_table()
     if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
         return pa.table({"_": pa.nulls(rows.count)}, metadata=parts[0].schema.metadata).drop_columns(["_"])
-    t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    t = parts[0] if len(parts) == 1 else concat_parts(parts)  # (one chunk per column, as pylance's take)
     return take_table(t, pa.array(rows.back)) if rows.back is not None else t
 
 

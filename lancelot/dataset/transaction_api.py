@@ -295,7 +295,12 @@ def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOpe
             c.branch_name if c.HasField("branch_name") else None,
         )
     if kind == "create_index":
-        return LanceOperation.CreateIndex(list(pb.create_index.new_indices), list(pb.create_index.removed_indices))
+        from lancelot.dataset.index_types import index_from_pb  # (pylance's Index values)
+
+        ci = pb.create_index
+        return LanceOperation.CreateIndex(
+            [index_from_pb(i) for i in ci.new_indices], [index_from_pb(i) for i in ci.removed_indices]
+        )
     if kind == "update_config":
         c = pb.update_config
         return LanceOperation.UpdateConfig(

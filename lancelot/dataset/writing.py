@@ -48,10 +48,10 @@ from lancelot.dataset.write_schema import (
     schema_metadata,
 )
 from lancelot.errors import (
+    DatasetSchemaError,
     LanceError,
     LanceValueError,
     OSErrorMessage,
-    SchemaMismatchError,
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
@@ -247,7 +247,7 @@ def write_fragments(
     try:
         for batch in batches:
             if batch.schema.names != stored.names:
-                raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
+                raise DatasetSchemaError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
             while batch.num_rows:
                 if writer is None:
                     name, _name = _name or data_file_name(), None  # (_name: the first file's, chosen by the caller)
