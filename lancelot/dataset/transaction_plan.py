@@ -228,6 +228,8 @@ def _index_metadata(index: Any) -> table_pb2.IndexMetadata:
     details = getattr(index, "index_details", None)
     if details is not None:
         m.index_details.type_url, m.index_details.value = str(details[0]), bytes(details[1])
+    for f in getattr(index, "files", None) or ():
+        m.files.add(path=str(f.path), size_bytes=int(f.size_bytes))
     return m
 
 

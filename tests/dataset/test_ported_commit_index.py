@@ -96,3 +96,31 @@ def test_share_session(tmp_path, lib) -> None:
     assert ds1.session().is_same_as(ds2.session())
     assert ds1.session().size_bytes() == ds2.session().size_bytes()
     assert ds1.to_table() == ds2.to_table()
+
+
+@pytest.mark.parametrize("committer", LIBS, ids=IDS)
+def test_commit_index_keeps_its_files(tmp_path, committer) -> None:
+    """An ``Index`` committed with its ``files`` (path and size) keeps them in the manifest, as pylance does."""
+    built = lance.write_dataset(_table(), str(tmp_path / "with"))
+    built.create_scalar_index("id", index_type="BTREE")
+    source = lance.dataset(str(tmp_path / "with")).read_transaction(2).operation.new_indices[0]
+    assert source.files
+    without = committer.write_dataset(_table(), str(tmp_path / "without"))
+    shutil.copytree(tmp_path / "with" / "_indices" / source.uuid, tmp_path / "without" / "_indices" / source.uuid)
+    mod = sys.modules["lance.dataset"] if committer is lance else lancelot
+    files = [mod.IndexFile(path=f.path, size_bytes=f.size_bytes) for f in source.files]
+    index = mod.Index(
+        uuid=source.uuid,
+        name=source.name,
+        fields=source.fields,
+        dataset_version=without.version,
+        fragment_ids={f.fragment_id for f in without.get_fragments()},
+        index_version=source.index_version,
+        files=files,
+    )
+    op = committer.LanceOperation.CreateIndex(new_indices=[index], removed_indices=[])
+    committer.LanceDataset.commit(without.uri, op, read_version=without.version)
+    for reader in LIBS:
+        kept = reader.dataset(str(tmp_path / "without")).read_transaction(2).operation.new_indices[0].files
+        assert [(f.path, f.size_bytes) for f in kept] == [(f.path, f.size_bytes) for f in source.files]
+    assert lance.dataset(str(tmp_path / "without")).count_rows("id = 7") == 1
