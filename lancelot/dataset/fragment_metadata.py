@@ -6,9 +6,9 @@ return these.
 
 from __future__ import annotations
 
-import json
+import json as _json
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
 
@@ -170,13 +170,11 @@ class DeletionFile:
 
     def json(self) -> str:
         """``asdict()`` as JSON text."""
-        return json.dumps(self.asdict(), separators=(",", ":"))
+        return _json.dumps(self.asdict(), separators=(",", ":"))
 
     @staticmethod
     def from_json(json: str) -> DeletionFile:
         """What ``json()`` gives, read back."""
-        import json as _json
-
         return DeletionFile(**_json.loads(json))
 
     def path(self, fragment_id: int, base_uri: str | None = None) -> str:
@@ -199,6 +197,9 @@ class DeletionFile:
         return f"DeletionFile(type='{self.file_type}', num_deleted_rows={self.num_deleted_rows})"
 
 
+_M = TypeVar("_M", bound="_InlineMeta")
+
+
 class _InlineMeta:
     """A fragment's inline sequence (the serialized protobuf message the manifest holds), as pylance's opaque meta
     objects: made by reading a fragment or from JSON, never directly; compared by content; unhashable; picklable."""
@@ -219,17 +220,27 @@ class _InlineMeta:
 
     def json(self) -> str:
         """The meta as pylance's JSON text (``{"Inline": [bytes...]}``, ``{"inline": ...}`` for row versions)."""
-        return json.dumps({self._KEY: list(self.inline)}, separators=(",", ":"))
+        return _json.dumps({self._KEY: list(self.inline)}, separators=(",", ":"))
 
     @classmethod
-    def _parsed(cls, text: str) -> Any:
-        """``from_json``'s: the meta in ``text``, or pylance's ValueError."""
+    def from_json(cls: type[_M], json: str) -> _M:
+        """What ``json()`` gives, read back.
 
+        Args:
+            json: The JSON text.
+
+        Returns:
+            The meta.
+
+        Raises:
+            LanceValueError: Not such JSON (a ValueError, as pylance).
+        """
         try:
-            d = json.loads(text)
+            d = _json.loads(json)
         except (TypeError, ValueError) as e:
             raise LanceValueError(f"Could not load {cls.__name__} due to error: {e}") from None
-        return cls._loaded(d, " due to error")
+        out: _M = cls._loaded(d, " due to error")
+        return out
 
     @classmethod
     def _loaded(cls, d: object, error: str) -> Any:
@@ -258,22 +269,6 @@ class RowIdMeta(_InlineMeta):
     def asdict(self) -> dict[str, Any]:
         """The meta as a dict (``{"Inline": [bytes...]}``, what ``to_json`` of its fragment holds)."""
         return {self._KEY: list(self.inline)}
-
-    @staticmethod
-    def from_json(json: str) -> RowIdMeta:
-        """What ``json()`` gives, read back.
-
-        Args:
-            json: The JSON text.
-
-        Returns:
-            The meta.
-
-        Raises:
-            LanceValueError: Not such JSON (a ValueError, as pylance).
-        """
-        out: RowIdMeta = RowIdMeta._parsed(json)
-        return out
 
     @staticmethod
     def from_dict(dict: dict[str, Any]) -> RowIdMeta:
@@ -310,22 +305,6 @@ class RowDatasetVersionMeta(_InlineMeta):
             NotImplementedError: Always.
         """
         raise NotImplementedError("PyRowDatasetVersionMeta.asdict is not yet supported.")
-
-    @staticmethod
-    def from_json(json: str) -> RowDatasetVersionMeta:
-        """What ``json()`` gives, read back.
-
-        Args:
-            json: The JSON text.
-
-        Returns:
-            The meta.
-
-        Raises:
-            LanceValueError: Not such JSON (a ValueError, as pylance).
-        """
-        out: RowDatasetVersionMeta = RowDatasetVersionMeta._parsed(json)
-        return out
 
 
 def _meta_of(name: str, inline: bytes) -> _InlineMeta:
@@ -451,7 +430,7 @@ class FragmentMetadata:
         """
         from lancelot.dataset.fragment_json import from_dict
 
-        d = json.loads(s) if isinstance(s, str | bytes) else s
+        d = _json.loads(s) if isinstance(s, str | bytes) else s
         if isinstance(d, dict) and "physical_rows" not in d and "physicalRows" in d:  # protobuf JSON (older)
             return cls.from_pb(json_format.ParseDict(d, table_pb2.DataFragment()))
         return cls.from_pb(from_dict(d))
