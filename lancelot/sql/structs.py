@@ -23,9 +23,11 @@ def _make(t: Translator, node: exp.Expr, names: list[str], values: list[Val]) ->
     if not values:
         raise t.error(f"{node.name} needs at least one field", node)
     options = pc.MakeStructOptions(names, field_nullability=[True] * len(names))
-    if all(v.const is not None for v in values):  # (Arrow's kernel takes no scalars of nested types)
+    consts = [v.const for v in values]
+    if all(c is not None for c in consts):  # (Arrow's kernel takes no scalars of nested types)
         fields = [pa.field(n, v.type) for n, v in zip(names, values, strict=True)]
-        return const_val(pa.scalar({n: v.const.as_py() for n, v in zip(names, values, strict=True)}, pa.struct(fields)))
+        row = {n: c.as_py() for n, c in zip(names, consts, strict=True) if c is not None}
+        return const_val(pa.scalar(row, pa.struct(fields)))
     return t.call("make_struct", values, node, options)
 
 
