@@ -26,6 +26,7 @@ from lancelot.sql.comparison import compare
 from lancelot.sql.errors import SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
+from lancelot.sql.udfs import decimal_arith, decimal_widen
 from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
 
 if TYPE_CHECKING:
@@ -132,8 +133,15 @@ class _QueryTranslator(Translator):
             return v
         if not pa.types.is_decimal128(out.type) or out.type.scale != v.type.scale:
             return v
+        if out.const is None:  # on the unscaled integers (udfs.decimal_arith)
+            op = decimal_arith(ARITHMETIC[type(node)], operands[0].type, operands[1].type, out.type)
+            out = Val(pc.Expression._call(op, [operands[0].expr, operands[1].expr]), out.type)
         self.narrow[id(node)] = out
-        return v if out.type == v.type else Val(out.expr.cast(v.type), v.type)
+        if out.type == v.type:
+            return out
+        if out.const is None and out.type.precision <= v.type.precision:
+            return Val(pc.Expression._call(decimal_widen(out.type, v.type), [out.expr]), v.type)
+        return Val(out.expr.cast(v.type), v.type)
 
     def _narrowest(self, node: exp.Expr) -> Val | None:
         """``node``'s value in the narrowest decimal type known to hold it (None: not a decimal, nor an integer
