@@ -23,7 +23,7 @@ from sqlglot import exp
 from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twice
 from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
 from lancelot.sql.comparison import compare
-from lancelot.sql.errors import SqlError
+from lancelot.sql.errors import EvaluationError, SqlError
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
 from lancelot.sql.udfs import decimal_arith, decimal_widen
@@ -276,14 +276,27 @@ def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
-    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (Acero)."""
+    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (their
+    kernels called directly where lancelot/sql/direct.py can, else through Acero)."""
     from lancelot.dataset.changes import evaluate
+    from lancelot.sql.direct import direct
 
     refs = {n: pc.field(n) for n in table.schema.names}
-    taken = {k: n for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
+    taken: dict[str, Any] = {k: table.column(n) for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
+    for k, e in exprs.items():
+        fn = None if k in taken else direct(e)
+        if fn is not None:
+            try:
+                value = fn(table)
+            except pa.ArrowInvalid as err:
+                raise EvaluationError(f"cannot evaluate {e}: {err}") from None
+            except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                continue  # (Acero's own error)
+            if not isinstance(value, pa.Scalar):
+                taken[k] = value
     computed = {k: e for k, e in exprs.items() if k not in taken}
     out = evaluate(table, computed) if computed else None
-    columns = [table.column(taken[k]) if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
+    columns = [taken[k] if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
     if not columns:
         return table.select([])
     return pa.Table.from_arrays(columns, names=list(exprs))
