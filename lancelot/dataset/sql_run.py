@@ -221,6 +221,8 @@ def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
     expression that occurs twice is taken out whole, once: the conditions in it count once."""
     from collections import Counter
 
+    if not any(isinstance(n, exp.Case) or _is_coalesce(n) for node in nodes for n in node.walk()):
+        return frozenset()  # (only a CASE's and coalesce's nullability asks)
     texts = Counter(n.sql() for node in nodes for n in node.walk())
     seen: Counter[str] = Counter()
     done: set[str] = set()
@@ -244,6 +246,10 @@ def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
     for node in nodes:
         visit(typed.translated(node), node)
     return frozenset(k for k, c in seen.items() if c > 1)
+
+
+def _is_coalesce(n: exp.Expr) -> bool:
+    return isinstance(n, exp.Anonymous) and str(n.name).lower() in _COALESCE
 
 
 def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
