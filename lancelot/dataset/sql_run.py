@@ -282,30 +282,47 @@ def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
-    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (their
-    kernels called directly where lancelot/sql/direct.py can, else through Acero)."""
+    """``{name: expr}`` over ``table``'s rows (``_projector``)."""
+    return _projector(exprs, table.schema.names)(table)
+
+
+def _projector(exprs: dict[str, pc.Expression], names: list[str]) -> Callable[[pa.Table], pa.Table]:
+    """``{name: expr}`` over the rows of tables of the columns ``names``: a column named as it is taken as it is, the
+    rest computed (their kernels called directly where lancelot/sql/direct.py can, else through Acero)."""
     from lancelot.dataset.changes import evaluate
     from lancelot.sql.direct import direct
 
-    refs = {n: pc.field(n) for n in table.schema.names}
-    taken: dict[str, Any] = {k: table.column(n) for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
-    for k, e in exprs.items():
-        fn = None if k in taken else direct(e)
-        if fn is not None:
+    refs = {n: pc.field(n) for n in names}
+    taken = {k: n for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
+    fns = {k: fn for k, e in exprs.items() if k not in taken and (fn := direct(e)) is not None}
+
+    def run(table: pa.Table) -> pa.Table:
+        values: dict[str, Any] = {k: table.column(n) for k, n in taken.items()}
+        for k, fn in fns.items():
             try:
                 value = fn(table)
             except pa.ArrowInvalid as err:
-                raise EvaluationError(f"cannot evaluate {e}: {err}") from None
+                raise EvaluationError(f"cannot evaluate {exprs[k]}: {err}") from None
             except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
                 continue  # (Acero's own error)
             if not isinstance(value, pa.Scalar):
-                taken[k] = value
-    computed = {k: e for k, e in exprs.items() if k not in taken}
-    out = evaluate(table, computed) if computed else None
-    columns = [taken[k] if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
-    if not columns:
-        return table.select([])
-    return pa.Table.from_arrays(columns, names=list(exprs))
+                values[k] = value
+        computed = {k: e for k, e in exprs.items() if k not in values}
+        out = evaluate(table, computed) if computed else None
+        columns = [values[k] if k in values else out.column(k) for k in exprs]  # type: ignore[union-attr]
+        if not columns:
+            return table.select([])
+        return pa.Table.from_arrays(columns, names=list(exprs))
+
+    return run
+
+
+def _projected(tables: Iterator[pa.Table], exprs: dict[str, pc.Expression], schema: pa.Schema) -> Iterator[pa.Table]:
+    """``{name: expr}`` over each of ``tables`` (of one schema), named and typed as ``schema``."""
+    run = None
+    for t in tables:
+        run = run or _projector(exprs, t.schema.names)
+        yield _result(run(t), schema)
 
 
 def _scan_schema(ds: LanceDataset, with_row_id: bool, with_row_addr: bool) -> pa.Schema:
@@ -367,7 +384,7 @@ def run_select(
     if plain:
         exprs, fields = _outputs(q, typed)
         out_schema = pa.schema(fields)
-        out = (_result(_project(t, exprs), out_schema) for t in scanned)
+        out = _projected(scanned, exprs, out_schema)
         return out_schema, (b for t in out for b in t.to_batches(max_chunksize=batch_size or _BATCH_ROWS))
     (base,) = scanned  # one table (see _scan)
     out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
