@@ -573,12 +573,18 @@ def _leading(out: pa.Table, key: tuple[str, str], first: int) -> pa.Table:
     ordered = pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t)
     if not (ordered or pa.types.is_string(t) or pa.types.is_large_string(t)) or col.null_count:
         return out
-    values = col.combine_chunks()
-    numbers = _numbers(values)
-    if numbers is not None:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+    parts = [p for c in col.chunks if (p := _numbers(c)) is not None]
+    if parts and len(parts) == col.num_chunks:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+        numbers = np.concatenate(parts) if len(parts) > 1 else np.array(parts[0])
         k = len(numbers) - first if how == "descending" else first - 1
-        edge = np.partition(numbers, k)[k]
-        return out.filter(pa.array(numbers >= edge if how == "descending" else numbers <= edge))
+        numbers.partition(k)  # (in place: ``numbers`` is a copy; the comparison reads ``parts``)
+        edge = numbers[k]
+        kept = np.concatenate([p >= edge if how == "descending" else p <= edge for p in parts])
+        rows = np.flatnonzero(kept)
+        if len(rows) <= 256:  # (a take of a chunked table joins its chunks first)
+            return pa.concat_tables([out.slice(int(r), 1) for r in rows])
+        return out.filter(pa.array(kept))
+    values = col.combine_chunks()
     edge = values.take(pc.select_k_unstable(values, first, [("", how)]))
     if how == "descending":
         return out.filter(pc.greater_equal(col, pc.min(edge)))
