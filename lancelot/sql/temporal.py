@@ -7,6 +7,7 @@ when it plans the query), and ``to_timestamp`` takes a literal.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -135,7 +136,32 @@ def from_unixtime(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.cast(t.cast(args[0], pa.int64(), node), pa.timestamp("s"), node)
 
 
+#: the chrono format directives ``to_char`` takes (those Arrow's strftime writes alike)
+_FORMATS = frozenset("YmdHMSybBaAjeFT%")
+
+
+def to_char(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``to_char(x, format)`` / ``date_format``: a date or timestamp as text, in a literal chrono format of the
+    directives both write alike (whole seconds: the time floored to the second first)."""
+    from lancelot.sql.arguments import literal_str
+
+    arity(t, node, args, 2)
+    x = _temporal_arg(t, node, args[0])
+    fmt = literal_str(t, args[1], node, "format")
+    if set(re.findall(r"%(.?)", fmt.replace("%%", ""))) - _FORMATS:
+        raise t.error(f"unsupported format {fmt!r} (directives: {' '.join('%' + c for c in sorted(_FORMATS))})", node)
+    if pa.types.is_time(x.type) or (pa.types.is_timestamp(x.type) and x.type.tz not in (None, "UTC", "+00:00")):
+        raise t.error(f"{node.name} of {x.type} is not supported", node)
+    if pa.types.is_timestamp(x.type):  # (Arrow writes %S with the fraction of a finer unit)
+        floored = t.call("floor_temporal", [x], node, pc.RoundTemporalOptions(1, "second"))
+        seconds = pa.timestamp("s", x.type.tz)
+        x = Val(floored.expr.cast(seconds), seconds)  # (exact: floored)
+    return t.call("strftime", [x], node, pc.StrftimeOptions(fmt))
+
+
 TEMPORAL_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "to_char": to_char,
+    "date_format": to_char,
     "to_unixtime": to_unixtime,
     "from_unixtime": from_unixtime,
     "date_part": date_part,

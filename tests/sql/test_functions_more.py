@@ -68,6 +68,12 @@ EXPRESSIONS = [
     "to_unixtime(tz)",
     "from_unixtime(b)",
     "from_unixtime(i)",
+    "to_char(d, '%Y-%m-%d')",
+    "to_char(d, '%d/%m/%Y %H')",
+    "to_char(ts, '%Y-%m-%d %H:%M:%S')",
+    "to_char(ts, '%b %e %a %j %y %B %A %%')",
+    "to_char(tz, '%H:%M:%S')",
+    "date_format(ts, '%F %T')",
     # conditionals
     "nvl2(i, 1, 2)",
     "nvl2(i, b, 2)",
