@@ -3,11 +3,12 @@
 One dataset written by pylance (``--fragments`` fragments) in a scratch directory, opened by both
 libraries.  Each query runs through ``ds.sql(q).build().to_stream_reader().read_all()``; the first
 run of each side is compared (schema and rows; a fast wrong answer is reported as such), then the
-sides alternate (each repetition runs both, in a rotating order).  Printed per query: the median
+sides alternate (each repetition runs both, in a rotating order), after untimed warm-up calls (of lancelot
+until its kernels are prepared: ``_warm``).  Printed per query: the median
 process CPU time (all threads: pylance's Rust threads included) and wall time of each side, and
 lancelot's ratios.  The machine may be shared: quote the CPU ratios.
 
-    python -m benchmarks.sql_query [--sf 0.1] [--fragments 4] [--repeats 9] [--queries filter_project,...]
+    python -m benchmarks.sql_query [--sf 0.1] [--fragments 4] [--repeats 9] [--warm 3] [--queries filter_project,...]
 """
 
 from __future__ import annotations
@@ -57,11 +58,26 @@ def _measure(call: Callable[[], object]) -> tuple[float, float]:
     return time.process_time() - c0, time.perf_counter() - w0
 
 
+def _warm(calls: dict[str, Callable[[], object]], warm: int) -> None:
+    """Untimed calls first: ``warm`` of each side, and of lancelot as many more as get its paths' kernels prepared (a
+    path runs numpy for its first ``HOT_CALLS`` calls, then prepares its kernels on a background thread, waited for
+    here), within about a second of CPU."""
+    from lancelot.util.jit import HOT_CALLS, wait_for_warm_ups
+
+    for side, call in calls.items():
+        t0, done = time.process_time(), 0
+        while done < warm or (side == "lancelot" and done < HOT_CALLS and time.process_time() - t0 < 1.0):
+            call()
+            done += 1
+    wait_for_warm_ups()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sf", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
     ap.add_argument("--fragments", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--warm", type=int, default=3, help="untimed calls of each side per query first (default 3)")
     ap.add_argument("--queries", default=",".join(QUERIES), help="comma-separated names (default: all)")
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--scratch", type=Path, default=None, help="where the dataset is written (default: a temp dir)")
@@ -90,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             "pylance": lambda q=sql: theirs.sql(q).build().to_stream_reader().read_all(),
         }
         same = _same(calls["lancelot"](), calls["pylance"](), "ORDER BY" in sql)
+        _warm(calls, args.warm)
         cpu: dict[str, list[float]] = {k: [] for k in calls}
         wall: dict[str, list[float]] = {k: [] for k in calls}
         for r in range(args.repeats):

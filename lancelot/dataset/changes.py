@@ -35,7 +35,7 @@ from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetSchemaError, LanceError, OSErrorMessage
 from lancelot.format.pb import table_pb2, transaction_pb2
-from lancelot.sql.errors import SqlError
+from lancelot.sql.errors import EvaluationError, SqlError
 from lancelot.sql.expression_tree import check_fields
 from lancelot.util.pools import shared_pool
 
@@ -138,7 +138,8 @@ def evaluate(table: pa.Table, exprs: Mapping[str, pc.Expression]) -> pa.Table:
     try:
         out: pa.Table = decl.to_table(use_threads=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
-        raise ChangeInputError(f"cannot evaluate {', '.join(map(str, exprs.values()))}: {e}") from None
+        kind = EvaluationError if isinstance(e, pa.ArrowInvalid) else ChangeInputError  # (a row's values: OSError)
+        raise kind(f"cannot evaluate {', '.join(map(str, exprs.values()))}: {e}") from None
     return out
 
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.row_id_columns import ROW_COLUMNS, ROW_OFFSET
 from lancelot.sql import SqlError
+from lancelot.sql.errors import EvaluationError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
 #: (column, operator, literal) conjunct of a filter, as zone maps take it; with ``extended=True``
@@ -202,4 +203,5 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
                 return table.filter(short_circuit.mask(table, filter))
             except pa.ArrowInvalid:
                 pass
-        raise SqlError(f"{where}: cannot apply the filter {filter}: {e}") from None
+        kind = EvaluationError if isinstance(e, pa.ArrowInvalid) else SqlError  # (a row's values, or the plan's)
+        raise kind(f"{where}: cannot apply the filter {filter}: {e}") from None

@@ -17,6 +17,7 @@ from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_COLUMNS, ROW_ID, row_columns
 from lancelot.dataset.scan import filter_columns
 from lancelot.errors import LanceValueError
+from lancelot.sql.errors import EvaluationError
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -82,7 +83,8 @@ class Projection:
         try:
             computed = pads.dataset(t).to_table(columns=dict(self.exprs))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise LanceValueError(f"{where}: cannot compute the projection: {e}") from None
+            kind = EvaluationError if isinstance(e, pa.ArrowInvalid) else LanceValueError  # (a row's values, or not)
+            raise kind(f"{where}: cannot compute the projection: {e}") from None
         arrays, fields = [], []
         for name in self.names:
             if name in self.exprs:

@@ -23,10 +23,11 @@ from sqlglot import exp
 from lancelot.dataset.sql_aggregate import Call, aggregation, grouped, sums_twice
 from lancelot.dataset.sql_plan import Select, aggregate_call, is_aggregate, parse_select
 from lancelot.sql.comparison import compare
-from lancelot.sql.errors import SqlError
+from lancelot.sql.errors import EvaluationError, SqlError
 from lancelot.sql.expression_tree import mark_from_sql
 from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
+from lancelot.sql.udfs import decimal_arith, decimal_widen
 from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
 
 if TYPE_CHECKING:
@@ -133,8 +134,15 @@ class _QueryTranslator(Translator):
             return v
         if not pa.types.is_decimal128(out.type) or out.type.scale != v.type.scale:
             return v
+        if out.const is None:  # on the unscaled integers (udfs.decimal_arith)
+            op = decimal_arith(ARITHMETIC[type(node)], operands[0].type, operands[1].type, out.type)
+            out = Val(pc.Expression._call(op, [operands[0].expr, operands[1].expr]), out.type)
         self.narrow[id(node)] = out
-        return v if out.type == v.type else Val(out.expr.cast(v.type), v.type)
+        if out.type == v.type:
+            return out
+        if out.const is None and out.type.precision <= v.type.precision:
+            return Val(pc.Expression._call(decimal_widen(out.type, v.type), [out.expr]), v.type)
+        return Val(out.expr.cast(v.type), v.type)
 
     def _narrowest(self, node: exp.Expr) -> Val | None:
         """``node``'s value in the narrowest decimal type known to hold it (None: not a decimal, nor an integer
@@ -214,6 +222,8 @@ def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
     expression that occurs twice is taken out whole, once: the conditions in it count once."""
     from collections import Counter
 
+    if not any(isinstance(n, exp.Case) or _is_coalesce(n) for node in nodes for n in node.walk()):
+        return frozenset()  # (only a CASE's and coalesce's nullability asks)
     texts = Counter(n.sql() for node in nodes for n in node.walk())
     seen: Counter[str] = Counter()
     done: set[str] = set()
@@ -237,6 +247,10 @@ def _shared(typed: _Typed, nodes: list[exp.Expr]) -> frozenset[str]:
     for node in nodes:
         visit(typed.translated(node), node)
     return frozenset(k for k, c in seen.items() if c > 1)
+
+
+def _is_coalesce(n: exp.Expr) -> bool:
+    return isinstance(n, exp.Anonymous) and str(n.name).lower() in _COALESCE
 
 
 def _same_type(t: Translator, then: exp.Expr, case: Val | None) -> bool:
@@ -269,17 +283,47 @@ def _folds(when: exp.Expr, key: str, shared: frozenset[str]) -> str | None:
 
 
 def _project(table: pa.Table, exprs: dict[str, pc.Expression]) -> pa.Table:
-    """``{name: expr}`` over ``table``'s rows: a column named as it is taken as it is, the rest computed (Acero)."""
-    from lancelot.dataset.changes import evaluate
+    """``{name: expr}`` over ``table``'s rows (``_projector``)."""
+    return _projector(exprs, table.schema.names)(table)
 
-    refs = {n: pc.field(n) for n in table.schema.names}
+
+def _projector(exprs: dict[str, pc.Expression], names: list[str]) -> Callable[[pa.Table], pa.Table]:
+    """``{name: expr}`` over the rows of tables of the columns ``names``: a column named as it is taken as it is, the
+    rest computed (their kernels called directly where lancelot/sql/direct.py can, else through Acero)."""
+    from lancelot.dataset.changes import evaluate
+    from lancelot.sql.direct import direct
+
+    refs = {n: pc.field(n) for n in names}
     taken = {k: n for k, e in exprs.items() for n, ref in refs.items() if e.equals(ref)}
-    computed = {k: e for k, e in exprs.items() if k not in taken}
-    out = evaluate(table, computed) if computed else None
-    columns = [table.column(taken[k]) if k in taken else out.column(k) for k in exprs]  # type: ignore[union-attr]
-    if not columns:
-        return table.select([])
-    return pa.Table.from_arrays(columns, names=list(exprs))
+    fns = {k: fn for k, e in exprs.items() if k not in taken and (fn := direct(e)) is not None}
+
+    def run(table: pa.Table) -> pa.Table:
+        values: dict[str, Any] = {k: table.column(n) for k, n in taken.items()}
+        for k, fn in fns.items():
+            try:
+                value = fn(table)
+            except pa.ArrowInvalid as err:
+                raise EvaluationError(f"cannot evaluate {exprs[k]}: {err}") from None
+            except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                continue  # (Acero's own error)
+            if not isinstance(value, pa.Scalar):
+                values[k] = value
+        computed = {k: e for k, e in exprs.items() if k not in values}
+        out = evaluate(table, computed) if computed else None
+        columns = [values[k] if k in values else out.column(k) for k in exprs]  # type: ignore[union-attr]
+        if not columns:
+            return table.select([])
+        return pa.Table.from_arrays(columns, names=list(exprs))
+
+    return run
+
+
+def _projected(tables: Iterator[pa.Table], exprs: dict[str, pc.Expression], schema: pa.Schema) -> Iterator[pa.Table]:
+    """``{name: expr}`` over each of ``tables`` (of one schema), named and typed as ``schema``."""
+    run = None
+    for t in tables:
+        run = run or _projector(exprs, t.schema.names)
+        yield _result(run(t), schema)
 
 
 def _scan_schema(ds: LanceDataset, with_row_id: bool, with_row_addr: bool) -> pa.Schema:
@@ -341,7 +385,7 @@ def run_select(
     if plain:
         exprs, fields = _outputs(q, typed)
         out_schema = pa.schema(fields)
-        out = (_result(_project(t, exprs), out_schema) for t in scanned)
+        out = _projected(scanned, exprs, out_schema)
         return out_schema, (b for t in out for b in t.to_batches(max_chunksize=batch_size or _BATCH_ROWS))
     (base,) = scanned  # one table (see _scan)
     out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
@@ -530,12 +574,18 @@ def _leading(out: pa.Table, key: tuple[str, str], first: int) -> pa.Table:
     ordered = pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t)
     if not (ordered or pa.types.is_string(t) or pa.types.is_large_string(t)) or col.null_count:
         return out
-    values = col.combine_chunks()
-    numbers = _numbers(values)
-    if numbers is not None:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+    parts = [p for c in col.chunks if (p := _numbers(c)) is not None]
+    if parts and len(parts) == col.num_chunks:  # (numpy's selection and comparison: Arrow's of decimals cost more)
+        numbers = np.concatenate(parts) if len(parts) > 1 else np.array(parts[0])
         k = len(numbers) - first if how == "descending" else first - 1
-        edge = np.partition(numbers, k)[k]
-        return out.filter(pa.array(numbers >= edge if how == "descending" else numbers <= edge))
+        numbers.partition(k)  # (in place: ``numbers`` is a copy; the comparison reads ``parts``)
+        edge = numbers[k]
+        kept = np.concatenate([p >= edge if how == "descending" else p <= edge for p in parts])
+        rows = np.flatnonzero(kept)
+        if len(rows) <= 256:  # (a take of a chunked table joins its chunks first)
+            return pa.concat_tables([out.slice(int(r), 1) for r in rows])
+        return out.filter(pa.array(kept))
+    values = col.combine_chunks()
     edge = values.take(pc.select_k_unstable(values, first, [("", how)]))
     if how == "descending":
         return out.filter(pc.greater_equal(col, pc.min(edge)))

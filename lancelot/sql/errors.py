@@ -29,6 +29,13 @@ class CountFilterError(SqlError, OSError):
     __str__ = BaseException.__str__  # the message, not "[Errno None] ..."
 
 
+class EvaluationError(OSErrorMessage, LanceError, ValueError, OSError):
+    """A SQL filter or expression that fails on the rows' values (an integer divided by zero, an overflow, a text that
+    is no number cast to one), not in its planning.  pylance raises OSError for it from ``update``, ``add_columns``,
+    ``delete``, ``count_rows`` and ``merge_insert``, and ValueError (pyarrow's ArrowInvalid) from scans and
+    ``ds.sql``: this is both."""
+
+
 class ExpressionFieldError(LanceError, pa.ArrowInvalid):  # type: ignore[misc]  # (pyarrow has no stubs)
     """A pyarrow Expression naming a field the dataset's schema lacks: pylance binds an Expression to that schema,
     which has no row-id or row-version columns, and raises pyarrow's ``ArrowInvalid`` (a ``ValueError``)."""

@@ -29,6 +29,7 @@ from lancelot.sql.conditionals import lazy_coalesce, total_equal
 from lancelot.sql.lists import LIST_FUNCTIONS, element
 from lancelot.sql.numeric import NUMERIC_FUNCTIONS
 from lancelot.sql.string_functions import STRING_FUNCTIONS
+from lancelot.sql.structs import STRUCT_FUNCTIONS
 from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
 from lancelot.sql.types import comparison_common, is_int, is_numeric
 from lancelot.sql.values import Val, const_val
@@ -374,7 +375,15 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         return _regex(t, node, args, True)
     from lancelot.sql.json_functions import JSON_FUNCTIONS
 
-    registries = (FUNCTIONS, LIST_FUNCTIONS, TEMPORAL_FUNCTIONS, NUMERIC_FUNCTIONS, STRING_FUNCTIONS, JSON_FUNCTIONS)
+    registries = (
+        FUNCTIONS,
+        LIST_FUNCTIONS,
+        TEMPORAL_FUNCTIONS,
+        NUMERIC_FUNCTIONS,
+        STRING_FUNCTIONS,
+        STRUCT_FUNCTIONS,
+        JSON_FUNCTIONS,
+    )
     fn = next((r[name] for r in registries if name in r), None)
     if fn is None:
         known = ", ".join(sorted({*(n for r in registries for n in r), "regexp_match"}))

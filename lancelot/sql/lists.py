@@ -176,7 +176,80 @@ def _length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.cast(t.call("list_value_length", [lists], node), pa.uint64(), node)
 
 
+def _make_array(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``make_array(a, b, ...)``: a list of its arguments per row, in their common type."""
+    from lancelot.sql.arguments import as_common
+    from lancelot.sql.udfs import register
+
+    vals = as_common(t, node, args, "make_array")
+    item = vals[0].type
+    if pa.types.is_null(item):
+        raise t.error("make_array of NULLs only is not supported", node)
+    out = pa.list_(item)
+
+    def impl(*arrays: pa.Array) -> pa.Array:
+        n, k = len(arrays[0]), len(arrays)
+        order = (np.arange(n)[:, None] + n * np.arange(k)[None, :]).ravel()
+        values = pa.concat_arrays(list(arrays)).take(pa.array(order))
+        return pa.ListArray.from_arrays(pa.array(np.arange(0, n * k + 1, k, dtype=np.int32)), values, type=out)
+
+    name = register(f"lancelot_make_array<{item}*{len(vals)}>", {f"x{i}": item for i in range(len(vals))}, out, impl)
+    return t.call(name, vals, node)
+
+
+def _empty(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """Whether a list has no elements (null for a null list)."""
+    arity(t, node, args, 1)
+    n = t.call("list_value_length", [_list_arg(t, node, args[0])], node)
+    return t.call("equal", [n, const_val(pa.scalar(0, n.type))], node)
+
+
+def _element_text(item: pa.DataType) -> Callable[[object], str]:
+    """An element as DataFusion writes it in ``array_to_string``."""
+    if pa.types.is_floating(item):
+        from lancelot.sql.udfs import float_text
+
+        single = pa.types.is_float32(item)
+        return lambda v: float_text(float(v), single)  # type: ignore[arg-type]
+    if pa.types.is_boolean(item):
+        return lambda v: "true" if v else "false"
+    if pa.types.is_integer(item) or pa.types.is_string(item) or pa.types.is_large_string(item):
+        return str
+    raise ValueError(f"array_to_string of {item} elements is not supported")
+
+
+def _array_to_string(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``array_to_string(l, delimiter[, null_string])``: the elements as text joined, nulls skipped (or written as
+    ``null_string``)."""
+    from lancelot.sql.arguments import literal_str
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) not in (2, 3):
+        raise t.error(f"{node.name} takes 2 or 3 arguments", node)
+    lists = _list_arg(t, node, args[0])
+    delimiter = literal_str(t, args[1], node, "delimiter")
+    null = literal_str(t, args[2], node, "null string") if len(args) == 3 else None
+    try:
+        text = _element_text(lists.type.value_type)
+    except ValueError as e:
+        raise t.error(str(e), node) from None
+
+    def join(items: list[object]) -> str:
+        return delimiter.join(text(v) if v is not None else null for v in items if v is not None or null is not None)  # type: ignore[misc]
+
+    name = rowwise(f"array_to_string_{delimiter!r}_{null!r}", {"l": lists.type}, pa.utf8(), join)
+    return t.call(name, [lists], node)
+
+
 LIST_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "make_array": _make_array,
+    "make_list": _make_array,
+    "empty": _empty,
+    "array_empty": _empty,
+    "array_to_string": _array_to_string,
+    "array_join": _array_to_string,
+    "list_to_string": _array_to_string,
+    "list_join": _array_to_string,
     "array_has": array_has,
     "array_contains": array_has,
     "list_has": array_has,

@@ -5,8 +5,8 @@ A constant (``1 + 1``, ``abs(-1)``: DataFusion folds them first) is null only wh
 a column as its field (a struct field also when its parent may be null; ``_rowid`` may be);
 ``IS [NOT] NULL / TRUE / FALSE`` never are; operators (arithmetic, comparisons, ``IS [NOT]
 DISTINCT FROM``, ``AND``, ``NOT``, ``LIKE``, ``IN``, ``BETWEEN``, ``||``, ``CAST``) are when an
-operand may be; ``coalesce`` / ``nvl`` when every argument may be; any other function, ``TRY_CAST`` and
-``CASE`` may always be.
+operand may be; ``coalesce`` / ``nvl`` when every argument may be, ``nvl2`` when either value may
+be; any other function, ``TRY_CAST`` and ``CASE`` may always be.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def nullable(t: Translator, node: exp.Expr) -> bool:
         return any(nullable(t, c) for c in children if isinstance(c, exp.Expr) and not isinstance(c, exp.DataType))
     if isinstance(node, exp.Anonymous) and node.name.lower() in ("coalesce", "nvl", "ifnull"):
         return all(nullable(t, a) for a in node.expressions)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "nvl2" and len(node.expressions) == 3:
+        return any(nullable(t, a) for a in node.expressions[1:])
     return True
 
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -282,13 +283,72 @@ def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.cast(out, to, node)
 
 
+def _nvl2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """nvl2(x, a, b): ``a`` where ``x`` is not null, else ``b``; the three in their first nvl type taking them all."""
+    _arity(t, node, args, 3)
+    to = next((x for x in _NVL_TYPES if all(_coerces(x, a.type) for a in args)), pa.utf8())
+    work = pa.utf8() if pa.types.is_string_view(to) else to  # (Arrow's if_else takes no views)
+    a, b = (t.cast(v, work, node) for v in args[1:])
+    return t.cast(t.call("if_else", [t.call("is_valid", [args[0]], node), a, b], node), to, node)
+
+
 def _nanvl(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
     x, y = _double(t, node, args[0]), _double(t, node, args[1])
     return t.call("if_else", [t.call("is_nan", [x], node), y, x], node)
 
 
+def _gcd_lcm(lcm: bool) -> Fn:
+    """gcd / lcm of two integers, as int64 (non-negative; an lcm that does not fit int64 fails)."""
+
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.udfs import register
+
+        _arity(t, node, args, 2)
+        if not all(pa.types.is_integer(a.type) or pa.types.is_null(a.type) for a in args):
+            raise t.error(f"{node.name} takes integers, not ({', '.join(str(a.type) for a in args)})", node)
+        vals = [t.cast(a, pa.int64(), node) for a in args]
+        name = register(
+            f"lancelot_{'lcm' if lcm else 'gcd'}", {"a": pa.int64(), "b": pa.int64()}, pa.int64(), _lcm if lcm else _gcd
+        )
+        return t.call(name, vals, node)
+
+    return fn
+
+
+def _valid(a: pa.Array, b: pa.Array) -> np.ndarray | None:
+    """Where both are valid (None: everywhere)."""
+    if not (a.null_count or b.null_count):
+        return None
+    out: np.ndarray = pc.and_(a.is_valid(), b.is_valid()).to_numpy(zero_copy_only=False)
+    return out
+
+
+def _gcd(a: pa.Array, b: pa.Array) -> pa.Array:
+    x, y = (v.fill_null(0).to_numpy() for v in (a, b))
+    mask = _valid(a, b)
+    return pa.array(np.gcd(x, y), pa.int64(), mask=None if mask is None else ~mask)
+
+
+def _lcm(a: pa.Array, b: pa.Array) -> pa.Array:
+    x, y = (v.fill_null(0).to_numpy() for v in (a, b))
+    g = np.gcd(x, y)
+    with np.errstate(all="ignore"):
+        q = np.abs(np.where(g == 0, 0, x // np.where(g == 0, 1, g)))
+        out = q * np.abs(y)
+    bad = (q != 0) & ((out // np.where(q == 0, 1, q)) != np.abs(y)) | (out < 0)
+    mask = _valid(a, b)
+    if mask is not None:
+        bad &= mask
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise pa.ArrowInvalid(f"Signed integer overflow in LCM({x[k]}, {y[k]})")
+    return pa.array(out, pa.int64(), mask=None if mask is None else ~mask)
+
+
 NUMERIC_FUNCTIONS: dict[str, Fn] = {
+    "gcd": _gcd_lcm(False),
+    "lcm": _gcd_lcm(True),
     "ln": _unary("ln"),
     "log10": _unary("log10"),
     "log2": _unary("log2"),
@@ -318,6 +378,7 @@ NUMERIC_FUNCTIONS: dict[str, Fn] = {
     "least": _extreme("min_element_wise"),
     "ifnull": _ifnull,
     "nvl": _ifnull,
+    "nvl2": _nvl2,
     "nanvl": _nanvl,
     "power": _power,
     "pow": _power,

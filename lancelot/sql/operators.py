@@ -90,7 +90,49 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     return t.call("coalesce", [hit, const_val(pa.scalar(False))], node)
 
 
+def _bitwise(kernel: str, anywhere: bool) -> Callable[[Translator, exp.Expr], Val]:
+    """``<<`` / ``>>`` (lance's planner takes them anywhere) and ``&`` / ``|`` (only inside a function's arguments,
+    which DataFusion plans): integers, in their common type."""
+
+    def fn(t: Translator, node: exp.Expr) -> Val:
+        from lancelot.sql.special_forms import in_function
+        from lancelot.sql.types import comparison_common
+
+        if not anywhere:
+            in_function(t, node)
+        a, b = t.value(node.this), t.value(node.expression)
+        common = comparison_common(a.type, b.type)
+        if common is None or not (pa.types.is_integer(common) or pa.types.is_null(common)):
+            raise t.error(f"{sql_text(node)}: bitwise operators take integers, not {a.type} and {b.type}", node)
+        if pa.types.is_null(common):
+            return const_val(pa.scalar(None, pa.int64()))
+        return t.call(kernel, [t.cast(a, common, node), t.cast(b, common, node)], node)
+
+    return fn
+
+
+def _position(t: Translator, node: exp.Expr) -> Val:
+    """``POSITION(sub IN s)``: strpos (only inside a function's arguments, as ``&``)."""
+    from lancelot.sql.functions import FUNCTIONS
+    from lancelot.sql.special_forms import in_function
+
+    in_function(t, node)
+    return FUNCTIONS["strpos"](t, node, [t.value(node.this), t.value(node.args["substr"])])
+
+
+def _current_date(t: Translator, node: exp.Expr) -> Val:
+    from lancelot.sql.temporal import current_date
+
+    return current_date(t, node, [])
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
+    exp.BitwiseLeftShift: _bitwise("shift_left", True),
+    exp.BitwiseRightShift: _bitwise("shift_right", True),
+    exp.BitwiseAnd: _bitwise("bit_wise_and", False),
+    exp.BitwiseOr: _bitwise("bit_wise_or", False),
+    exp.StrPosition: _position,
+    exp.CurrentDate: _current_date,
     **dict.fromkeys(COMPARISONS, compare_op),
     **dict.fromkeys(ARITHMETIC, arith_op),
     exp.And: _logical,

@@ -52,7 +52,7 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
 def case_op(t: Translator, node: exp.Expr) -> Val:
     """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
     is not), else ELSE or null; the branches in one type."""
-    _in_function(t, node)
+    in_function(t, node)
     operand = node.this
     subject = t.value(operand) if operand is not None else None
     conds: list[Val] = []
@@ -79,7 +79,7 @@ def case_op(t: Translator, node: exp.Expr) -> Val:
     return t.cast(out, common, node) if view else out
 
 
-def _in_function(t: Translator, node: exp.Expr) -> None:
+def in_function(t: Translator, node: exp.Expr) -> None:
     """SUBSTRING / TRIM / EXTRACT / CASE: lance's planner hands them to DataFusion only inside a
     function's arguments."""
     if node.find_ancestor(exp.Anonymous) is None:
@@ -100,20 +100,20 @@ def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> 
 
 
 def substring_op(t: Translator, node: exp.Expr) -> Val:
-    _in_function(t, node)
+    in_function(t, node)
     parts = [node.this, node.args["start"], node.args.get("length")]
     return _special_call(t, node, "substr", [t.value(p) for p in parts if p is not None])
 
 
 def trim_op(t: Translator, node: exp.Expr) -> Val:
-    _in_function(t, node)
+    in_function(t, node)
     name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
     parts = [node.this, node.args.get("expression")]
     return _special_call(t, node, name, [t.value(p) for p in parts if p is not None])
 
 
 def extract_op(t: Translator, node: exp.Expr) -> Val:
-    _in_function(t, node)
+    in_function(t, node)
     part = const_val(pa.scalar(node.this.name.lower()))
     return _special_call(t, node, "date_part", [part, t.value(node.expression)])
 
@@ -123,7 +123,7 @@ def rounding_op(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
     an integer becomes a double."""
 
     def fn(t: Translator, node: exp.Expr) -> Val:
-        _in_function(t, node)
+        in_function(t, node)
         x = t.value(node.this)
         if (
             pa.types.is_null(x.type)

@@ -217,7 +217,115 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
 
 
+def _digest(algorithm: str | None) -> Fn:
+    """``sha224`` ... ``sha512`` (``algorithm``), or ``digest(s, 'sha256')`` (None): the digest of a string's UTF-8
+    bytes or of binary, as binary."""
+
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.udfs import rowwise
+
+        name = algorithm
+        if name is None:
+            if len(args) != 2:
+                raise t.error(f"digest takes 2 arguments, not {len(args)}", node)
+            name = literal_str(t, args[1], node, "algorithm").lower()
+            if name not in _DIGESTS:
+                raise t.error(f"unsupported digest algorithm {name!r} (one of {', '.join(_DIGESTS)})", node)
+            args = args[:1]
+        _arguments(t, node, args, 1)
+        x = as_text(t, args[0], node) if not pa.types.is_binary(args[0].type) else args[0]
+
+        def one(v: str | bytes, h: str = name) -> bytes:
+            return hashlib.new(h, v.encode() if isinstance(v, str) else v).digest()
+
+        return t.call(rowwise(f"digest_{name}", {"x": x.type}, pa.binary(), one), [x], node)
+
+    return fn
+
+
+_DIGESTS = ("md5", "sha224", "sha256", "sha384", "sha512")
+
+
+def _regexp_count(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """The matches of a pattern in each string, an int64."""
+    s = string_arg(t, node, args, 2)
+    pattern = literal_str(t, args[1], node, "pattern")
+    n = t.call("count_substring_regex", [s], node, pc.MatchSubstringOptions(pattern))
+    return t.cast(t.call("coalesce", [n, _const(0, n.type)], node), pa.int64(), node)  # (a null string: 0)
+
+
+def _levenshtein(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _find_in_set(x: str, items: str) -> int:
+    parts = items.split(",") if items else []
+    return parts.index(x) + 1 if x in parts else 0
+
+
+def _substr_index(s: str, delimiter: str, count: int) -> str:
+    if not delimiter or count == 0:
+        return ""
+    parts = s.split(delimiter)
+    return delimiter.join(parts[:count] if count > 0 else parts[count:])
+
+
+def _text_rows(name: str, out: pa.DataType, fn: Callable[..., object], kinds: str) -> Fn:
+    """A function of strings (``kinds``: ``s`` for a string, ``i`` for an integer, per argument) computed row by
+    row in Python; int32 results are int64 for large strings, as DataFusion's."""
+
+    def call(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.udfs import rowwise
+
+        _arguments(t, node, args, len(kinds))
+        vals = [as_text(t, a, node) if k == "s" else t.cast(a, pa.int64(), node) for a, k in zip(args, kinds)]
+        if any(k == "i" and not pa.types.is_integer(a.type) for a, k in zip(args, kinds)):
+            raise t.error(f"{name} takes ({', '.join('string' if k == 's' else 'integer' for k in kinds)})", node)
+        wide = pa.int64() if any(pa.types.is_large_string(v.type) for v in vals) and out == pa.int32() else out
+        inputs = {f"x{k}": v.type for k, v in enumerate(vals)}
+        return t.call(rowwise(name, inputs, wide, fn), vals, node)
+
+    return call
+
+
+def _string_to_array(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``string_to_array(s, delimiter[, null_string])``: the pieces of a string (none of an empty one; the whole
+    string for an empty delimiter), those equal to ``null_string`` null."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) not in (2, 3):
+        raise t.error(f"{node.name} takes 2 or 3 arguments", node)
+    s = string_operand(t, args[0], node)
+    delimiter = literal_str(t, args[1], node, "delimiter")
+    null = literal_str(t, args[2], node, "null string") if len(args) == 3 else None
+
+    def split(v: str) -> list[str | None]:
+        parts = (v.split(delimiter) if delimiter else [v]) if v else []
+        return [None if p == null else p for p in parts]
+
+    return t.call(
+        rowwise(f"string_to_array_{delimiter!r}_{null!r}", {"x": s.type}, pa.list_(pa.utf8()), split), [s], node
+    )
+
+
 STRING_FUNCTIONS: dict[str, Fn] = {
+    "sha224": _digest("sha224"),
+    "sha256": _digest("sha256"),
+    "sha384": _digest("sha384"),
+    "sha512": _digest("sha512"),
+    "digest": _digest(None),
+    "regexp_count": _regexp_count,
+    "levenshtein": _text_rows("levenshtein", pa.int32(), _levenshtein, "ss"),
+    "find_in_set": _text_rows("find_in_set", pa.int32(), _find_in_set, "ss"),
+    "substr_index": _text_rows("substr_index", pa.utf8(), _substr_index, "ssi"),
+    "substring_index": _text_rows("substr_index", pa.utf8(), _substr_index, "ssi"),
+    "string_to_array": _string_to_array,
+    "string_to_list": _string_to_array,
     "repeat": _repeat,
     "concat_ws": _concat_ws,
     "lpad": _pad("utf8_lpad"),

@@ -7,6 +7,7 @@ when it plans the query), and ``to_timestamp`` takes a literal.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -57,8 +58,10 @@ def _part_name(t: Translator, node: exp.Expr, v: Val, choices: Collection[str]) 
 
 def date_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     arity(t, node, args, 2)
-    part = _part_name(t, node, args[0], _PARTS)
+    part = _part_name(t, node, args[0], {*_PARTS, "epoch"})
     x = _temporal_arg(t, node, args[1])
+    if part == "epoch":  # seconds since 1970, a double
+        return _seconds(t, node, x, pa.float64())
     kernel, options = _PARTS[part]
     return t.cast(t.call(kernel, [x], node, options), pa.int32(), node)
 
@@ -97,7 +100,70 @@ def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return const_val(temporal_literal(t, text, pa.timestamp("ns"), node))
 
 
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _seconds(t: Translator, node: exp.Expr, x: Val, to: pa.DataType) -> Val:
+    """The seconds since 1970 of a date or timestamp (its UTC instant), as a double or as an int64 (truncated
+    towards zero, as arrow-rs casts a timestamp to seconds)."""
+    if pa.types.is_date(x.type):
+        days = t.cast(t.cast(x, pa.int32() if pa.types.is_date32(x.type) else pa.int64(), node), pa.int64(), node)
+        if pa.types.is_date64(x.type):
+            days = t.call("divide", [days, const_val(pa.scalar(86_400_000, pa.int64()))], node)
+        return t.cast(t.call("multiply", [days, const_val(pa.scalar(86_400, pa.int64()))], node), to, node)
+    if not pa.types.is_timestamp(x.type):
+        raise t.error(f"{node.name} needs a date or a timestamp, not {x.type}", node)
+    ticks = Val(x.expr.cast(pa.int64()), pa.int64(), None if x.const is None else x.const.cast(pa.int64()))
+    per = const_val(pa.scalar(_PER_SECOND[x.type.unit], pa.int64()))
+    if pa.types.is_floating(to):
+        return t.call("divide", [t.cast(ticks, to, node), t.cast(per, to, node)], node)
+    return t.call("divide", [ticks, per], node)  # (Arrow's integer division truncates towards zero)
+
+
+def to_unixtime(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """Seconds since 1970 of a date or timestamp, an int64."""
+    arity(t, node, args, 1)
+    if pa.types.is_integer(args[0].type):
+        return t.cast(args[0], pa.int64(), node)
+    return _seconds(t, node, args[0], pa.int64())
+
+
+def from_unixtime(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """The timestamp (seconds, no zone) of seconds since 1970."""
+    arity(t, node, args, 1)
+    if not pa.types.is_integer(args[0].type):
+        raise t.error(f"from_unixtime takes an integer, not {args[0].type}", node)
+    return t.cast(t.cast(args[0], pa.int64(), node), pa.timestamp("s"), node)
+
+
+#: the chrono format directives ``to_char`` takes (those Arrow's strftime writes alike)
+_FORMATS = frozenset("YmdHMSybBaAjeFT%")
+
+
+def to_char(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``to_char(x, format)`` / ``date_format``: a date or timestamp as text, in a literal chrono format of the
+    directives both write alike (whole seconds: the time floored to the second first)."""
+    from lancelot.sql.arguments import literal_str
+
+    arity(t, node, args, 2)
+    x = _temporal_arg(t, node, args[0])
+    fmt = literal_str(t, args[1], node, "format")
+    if set(re.findall(r"%(.?)", fmt.replace("%%", ""))) - _FORMATS:
+        raise t.error(f"unsupported format {fmt!r} (directives: {' '.join('%' + c for c in sorted(_FORMATS))})", node)
+    if pa.types.is_time(x.type) or (pa.types.is_timestamp(x.type) and x.type.tz not in (None, "UTC", "+00:00")):
+        raise t.error(f"{node.name} of {x.type} is not supported", node)
+    if pa.types.is_timestamp(x.type):  # (Arrow writes %S with the fraction of a finer unit)
+        floored = t.call("floor_temporal", [x], node, pc.RoundTemporalOptions(1, "second"))
+        seconds = pa.timestamp("s", x.type.tz)
+        x = Val(floored.expr.cast(seconds), seconds)  # (exact: floored)
+    return t.call("strftime", [x], node, pc.StrftimeOptions(fmt))
+
+
 TEMPORAL_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "to_char": to_char,
+    "date_format": to_char,
+    "to_unixtime": to_unixtime,
+    "from_unixtime": from_unixtime,
     "date_part": date_part,
     "datepart": date_part,
     "date_trunc": date_trunc,

@@ -389,7 +389,7 @@ class Translator:
 
             base, key = self.value(node.this), node.expressions[0]
             if pa.types.is_struct(base.type) and isinstance(key, exp.Literal) and key.is_string:
-                return self._struct_field(base, key.name, node)  # ``list_struct[1]['x']``
+                return self.struct_field(base, key.name, node)  # ``list_struct[1]['x']``
             return element(self, node, base, self.value(key))
         from lancelot.sql.operators import HANDLERS
 
@@ -403,7 +403,7 @@ class Translator:
         what = type(node).__name__
         raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
 
-    def _struct_field(self, base: Val, name: str, node: exp.Expr) -> Val:
+    def struct_field(self, base: Val, name: str, node: exp.Expr) -> Val:
         """Field ``name`` of the struct value ``base`` (matched exactly, as a struct column's fields)."""
         idx = base.type.get_field_index(name)
         if idx < 0:

@@ -49,7 +49,17 @@ ARITHMETIC: dict[type[exp.Expr], str] = {
     exp.Mod: "mod",
 }
 #: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
-BINARY = (*COMPARISONS, *ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
+BINARY = (
+    *COMPARISONS,
+    *ARITHMETIC,
+    exp.And,
+    exp.Or,
+    exp.DPipe,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+)
 
 
 def sql_text(node: exp.Expr) -> str:
