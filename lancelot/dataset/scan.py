@@ -120,13 +120,17 @@ def _conjunct(node: Node, extended: bool) -> ZoneFilter | None:
     if not isinstance(node, Call):
         return None
     fn, args = node.function, node.args
-    # DataFusion's NaN order (lancelot.sql): ``x > v OR is_nan(x)``; zones holding NaN have no bounds
-    if fn == "or_kleene" and len(args) == 2 and isinstance(args[1], Call) and args[1].function == "is_nan":
+    # DataFusion's NaN order (lancelot.sql): ``x < v OR (is_nan(x) AND <its sign>)``; zones holding NaN have
+    # no bounds, so the comparison alone decides the others
+    nan = args[1] if fn == "or_kleene" and len(args) == 2 else None
+    if isinstance(nan, Call) and nan.function == "and_kleene" and nan.args and isinstance(nan.args[0], Call):
+        nan = nan.args[0]
+    if isinstance(nan, Call) and nan.function == "is_nan":
         inner = _conjunct(args[0], extended)
-        if inner is None or inner[1] not in (">", ">="):
+        if inner is None or inner[1] not in (">", ">=", "<", "<="):
             return None
         path = inner[0] if isinstance(inner[0], tuple) else (inner[0],)
-        return inner if args[1].args == (Field(path),) else None
+        return inner if nan.args == (Field(path),) else None
     # SQL's ``x IN (...)`` (lancelot.sql): ``if_else(is_valid(x), is_in(x, ...), null)``
     if fn == "if_else" and len(args) == 3 and isinstance(args[0], Call) and args[0].function == "is_valid":
         found = args[1]

@@ -91,9 +91,11 @@ def _nan_order(fn: str, a: Val, b: Val, plain: Val) -> Val:
     above, below = pc.scalar(test(1)), pc.scalar(test(-1))
     a_only = pc.if_else(high_a, above, below)  # a NaN ``a`` against a number
     if b.const is not None and not math.isnan(b.const.as_py()):
-        if _is_field(a.expr):  # a stored NaN is above every number: the form zone maps prune by
-            only = test(-1 if a.nan_low else 1)
-            return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only and fn != "not_equal" else plain
+        if _is_field(a.expr):  # ``x > v OR (is_nan(x) AND its sign)``: the form zone maps prune by (dataset/scan.py)
+            if fn in ("equal", "not_equal"):
+                return plain  # (IEEE's answer for a NaN already)
+            placed = high_a if test(1) else pc.invert(high_a)
+            return Val(pc.or_kleene(plain.expr, pc.and_kleene(isnan_a, placed)), pa.bool_())
         return Val(pc.if_else(isnan_a, a_only, plain.expr), pa.bool_())
     isnan_b = pc.is_nan(b.expr)
     high_b = pc.invert(pc.Expression._call(sign_bit(b.type), [b.expr]))

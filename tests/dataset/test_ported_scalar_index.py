@@ -52,11 +52,6 @@ def test_nan_handling(tmp_path, lib) -> None:
         assert [lance.dataset(p).count_rows(f) for f in _NAN_FILTERS] == _NAN_COUNTS, kind
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lancelot's filters take a stored NaN as above every number whatever its sign (lancelot/sql/comparison.py "
-    "_nan_order: 'a stored NaN is above every number'); DataFusion puts a stored -NaN below them",
-)
 def test_nan_handling_scan(tmp_path) -> None:
     """The same filters, answered by lancelot's scan."""
     p = str(tmp_path / "d")

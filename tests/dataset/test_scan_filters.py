@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -10,6 +11,7 @@ import pytest
 import lancelot
 from lancelot.dataset.scan import filter_columns, zone_filters
 from lancelot.errors import LanceError
+from lancelot.sql import parse_filter
 
 
 def test_filter_columns_and_conjuncts():
@@ -85,3 +87,18 @@ def test_scan_drops_deleted_rows_wherever_they_are(tmp_path, where):
     assert got.num_rows == expect.num_rows < n
     assert got.equals(expect)
     assert ds.to_table(columns=["s"]).column("s").equals(expect.column("s"))
+
+
+@pytest.mark.parametrize(("sql", "zone"), [("x > 2.5", ">"), ("x >= 2.5", ">="), ("x < 2.5", "<"), ("x <= 2.5", "<=")])
+def test_float_comparisons_keep_their_nan_order_and_prune(sql, zone, tmp_path):
+    """A float column against a number: a stored NaN is above every number, a -NaN below (DataFusion's total
+    order, as pylance answers), and the comparison still prunes zones by their bounds."""
+    schema = pa.schema([("x", pa.float64())])
+    assert zone_filters(parse_filter(sql, schema)) == [("x", zone, 2.5)]
+    values = [1.0, -float("nan"), float("inf"), -float("inf"), 2.5, float("nan"), 3.0, None]
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"x": pa.array(values, pa.float64())}), uri)
+    theirs = lance.dataset(uri).to_table(filter=sql)
+    ours = lancelot.dataset(uri).to_table(filter=sql)
+    assert str(ours.column("x").to_pylist()) == str(theirs.column("x").to_pylist())
+    assert lancelot.dataset(uri).count_rows(sql) == theirs.num_rows
