@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.row_id_columns import ROW_COLUMNS, ROW_OFFSET
 from lancelot.sql import SqlError
+from lancelot.sql.direct import direct
 from lancelot.sql.errors import EvaluationError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
@@ -120,12 +121,10 @@ def _conjunct(node: Node, extended: bool) -> ZoneFilter | None:
     if not isinstance(node, Call):
         return None
     fn, args = node.function, node.args
-    # DataFusion's NaN order (lancelot.sql): ``x < v OR (is_nan(x) AND <its sign>)``; zones holding NaN have
-    # no bounds, so the comparison alone decides the others
+    # DataFusion's NaN order (lancelot.sql): ``x < v OR lancelot_nan_below(x)``; zones holding NaN have no
+    # bounds, so the comparison alone decides the others
     nan = args[1] if fn == "or_kleene" and len(args) == 2 else None
-    if isinstance(nan, Call) and nan.function == "and_kleene" and nan.args and isinstance(nan.args[0], Call):
-        nan = nan.args[0]
-    if isinstance(nan, Call) and nan.function == "is_nan":
+    if isinstance(nan, Call) and (nan.function == "is_nan" or nan.function.startswith("lancelot_nan_")):
         inner = _conjunct(args[0], extended)
         if inner is None or inner[1] not in (">", ">=", "<", "<="):
             return None
@@ -186,6 +185,11 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
     """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types, a value a cast
     cannot convert) as a SqlError, a ValueError as pylance's."""
     try:
+        run = direct(filter)  # the kernels called on whole columns: Acero calls a UDF per 32k rows
+        if run is not None:
+            mask = run(table)
+            if isinstance(mask, pa.ChunkedArray | pa.Array) and len(mask) == table.num_rows:
+                return table.filter(mask)
         if table.num_rows >= SMALL_FILTER_ROWS:
             return table.filter(filter)
         from pyarrow.acero import Declaration, FilterNodeOptions, TableSourceNodeOptions

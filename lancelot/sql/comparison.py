@@ -80,7 +80,7 @@ def _nan_order(fn: str, a: Val, b: Val, plain: Val) -> Val:
     """DataFusion compares floats in IEEE total order: NaN equal to itself, above every number, but
     a NaN with its sign bit set (as negation, or an operation making a NaN, makes one) below every
     number; -0 below 0 between two columns, -0 = 0 against a literal."""
-    from lancelot.sql.udfs import sign_bit
+    from lancelot.sql.udfs import nan_placed, sign_bit
 
     if b.const is not None and not b.const.is_valid:
         return plain  # against NULL: unknown, NaN or not
@@ -91,11 +91,11 @@ def _nan_order(fn: str, a: Val, b: Val, plain: Val) -> Val:
     above, below = pc.scalar(test(1)), pc.scalar(test(-1))
     a_only = pc.if_else(high_a, above, below)  # a NaN ``a`` against a number
     if b.const is not None and not math.isnan(b.const.as_py()):
-        if _is_field(a.expr):  # ``x > v OR (is_nan(x) AND its sign)``: the form zone maps prune by (dataset/scan.py)
+        if _is_field(a.expr):  # ``x > v OR nan_above(x)``: the form zone maps prune by (dataset/scan.py)
             if fn in ("equal", "not_equal"):
                 return plain  # (IEEE's answer for a NaN already)
-            placed = high_a if test(1) else pc.invert(high_a)
-            return Val(pc.or_kleene(plain.expr, pc.and_kleene(isnan_a, placed)), pa.bool_())
+            placed = pc.Expression._call(nan_placed(a.type, bool(test(1))), [a.expr])
+            return Val(pc.or_kleene(plain.expr, placed), pa.bool_())
         return Val(pc.if_else(isnan_a, a_only, plain.expr), pa.bool_())
     isnan_b = pc.is_nan(b.expr)
     high_b = pc.invert(pc.Expression._call(sign_bit(b.type), [b.expr]))

@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.util.arrays import from_numpy, to_numpy
+
 _REGISTERED: set[str] = set()
 _LOCK = threading.Lock()
 
@@ -258,6 +260,20 @@ def sign_bit(t: pa.DataType) -> str:
         return pa.array(np.signbit(x), pa.bool_(), mask=a.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_sign_bit<{t}>", {"x": t}, pa.bool_(), impl)
+
+
+def nan_placed(t: pa.DataType, above: bool) -> str:
+    """Whether each float is a NaN that IEEE total order (DataFusion's comparisons) puts above every number
+    (``above``), or below them (its sign bit set); False for numbers and nulls. One pass, none without NaN."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        x = to_numpy(pc.fill_null(a, 0) if a.null_count else a)
+        nan = np.isnan(x)
+        if nan.any():
+            nan &= np.signbit(x) != above
+        return from_numpy(nan)
+
+    return register(f"lancelot_nan_{'above' if above else 'below'}<{t}>", {"x": t}, pa.bool_(), impl)
 
 
 # -- power ------------------------------------------------------------------------------------------
