@@ -36,7 +36,7 @@ def page_items(d: pb.Dictionary, pbuf: PageBuffers, value_type: pa.DataType, cac
         s = whole.binary_shape(enc.binary) if enc.WhichOneof("array_encoding") == "binary" else None
         if s is not None and max(s.offsets, s.data) < len(pbuf.page):
             offsets, data = yield [pbuf.page[s.offsets], pbuf.page[s.data]]
-            items = whole.strings(s, n, offsets, data, value_type)
+            items = whole.shared_strings(s, n, offsets, data, value_type)  # (small ones shared by files)
         if items is None:
             items = yield from decode(d.items, pbuf, [(0, n)], value_type, cache)
         cache[key] = items
