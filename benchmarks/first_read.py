@@ -19,7 +19,8 @@ calls of a fresh process cost is ``benchmarks.cold_start``'s subject.
     .venv/bin/python -m benchmarks.first_read --take 1 --sf 0.1     # open + take 1 new random row, close
 
 ``--take N`` times what a dataset take pays per fragment instead: open a fresh reader, take N random
-rows over all columns (new rows every call), close.
+rows over all columns (new rows every call), close; ``--range N`` a fresh reader's ``read_range`` of N
+rows from a random start (what ``benchmarks.run``'s default method times as its range read).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def prepare(
 _OPENED: dict[str, object] = {}
 _RNG = np.random.default_rng(7)
 _TAKE = 0  # rows a call takes (0: read the whole file)
+_RANGE = 0  # rows a call reads from a random start (0: read the whole file)
 
 
 _NUM_ROWS: dict[str, int] = {}
@@ -120,9 +122,33 @@ def _open_take(impl: str, path: str) -> int:
         return f.take(rows).num_rows
 
 
+def _open_range(impl: str, path: str) -> int:
+    """Open a fresh reader, read ``_RANGE`` rows from a new random start over all columns, close."""
+    n = _NUM_ROWS.get(path)
+    if n is None:
+        import lancelot
+
+        with lancelot.LanceFile(path) as f:
+            n = _NUM_ROWS[path] = f.num_rows
+    start = int(_RNG.integers(0, max(n - _RANGE, 0) + 1))
+    if impl == "pylance":
+        import lance.file
+
+        return lance.file.LanceFileReader(path).read_range(start, min(_RANGE, n - start)).to_table().num_rows
+    import lancelot
+
+    if impl == "lancelot-reread":  # through a file opened (and read from) before
+        f = _OPENED.get(path) or _OPENED.setdefault(path, lancelot.LanceFile(path))
+        return f.read_range(start, start + _RANGE).num_rows  # type: ignore[attr-defined]
+    with lancelot.LanceFile(path) as f:
+        return f.read_range(start, start + _RANGE).num_rows
+
+
 def _open_read(impl: str, path: str) -> int:
     if _TAKE:
         return _open_take(impl, path)
+    if _RANGE:
+        return _open_range(impl, path)
     if impl == "lancelot-reread":  # through a file opened and read before: what a first read adds shows
         import lancelot
 
@@ -235,11 +261,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also time lancelot reading through a file it read before (what the first read adds)",
     )
     p.add_argument("--take", type=int, default=0, help="time open + take N new random rows + close instead")
+    p.add_argument(
+        "--range", type=int, default=0, help="time open + read_range of N rows from a random start + close instead"
+    )
     p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data")
     p.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "first_read.json")
     a = p.parse_args(argv)
-    global _TAKE
-    _TAKE = a.take
+    global _TAKE, _RANGE
+    _TAKE, _RANGE = a.take, a.range
     tables = [t for t in a.tables.split(",") if t]
     versions = [v for v in a.versions.split(",") if v]
     files = prepare(a.data_dir, tables, versions, a.sf, a.rows)

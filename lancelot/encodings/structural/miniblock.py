@@ -27,8 +27,7 @@ levels with index arithmetic over whole arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -75,8 +74,7 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class ChunkPlan:
+class ChunkPlan(NamedTuple):
     """What a read of some rows of a page needs: their chunks, the byte ranges holding them (one per
     run of consecutive chunks), each chunk's size, its position in the fetched bytes and its values."""
 

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.encodings.base import Fetch, gather
+from lancelot.encodings.structural.leaf import apply_dictionary
 from lancelot.encodings.v2_0 import whole
 from lancelot.encodings.v2_0.decode import Spans, decode
 from lancelot.encodings.v2_0.page import PageBuffers
@@ -35,7 +36,7 @@ def page_items(d: pb.Dictionary, pbuf: PageBuffers, value_type: pa.DataType, cac
         s = whole.binary_shape(enc.binary) if enc.WhichOneof("array_encoding") == "binary" else None
         if s is not None and max(s.offsets, s.data) < len(pbuf.page):
             offsets, data = yield [pbuf.page[s.offsets], pbuf.page[s.data]]
-            items = whole.strings(s, n, offsets, data, value_type)
+            items = whole.shared_strings(s, n, offsets, data, value_type)  # (small ones shared by files)
         if items is None:
             items = yield from decode(d.items, pbuf, [(0, n)], value_type, cache)
         cache[key] = items
@@ -58,8 +59,10 @@ def decode_dictionary(
         idx_np = idx.to_numpy().astype(np.int64)
         if len(idx_np) and idx_np.max() > len(items):
             raise pbuf.error(f"dictionary index {idx_np.max()} out of range of {len(items)} items")
-        valid = idx_np > 0
-        return items.take(pa.array(idx_np - 1, mask=~valid))
+        idx_np -= 1  # (-1: null, which the lookup reads as out of range)
+        if isinstance(items, pa.Array):  # (numpy / kernel gathers where they are faster than Arrow's take)
+            return apply_dictionary(idx_np, items, value_type)
+        return items.take(pa.array(idx_np, mask=idx_np < 0))
     # an Arrow dictionary column: 0-based indices, nulls point at a null item
     idx_np = idx.to_numpy(zero_copy_only=False)
     if len(idx_np) and (idx_np.min() < 0 or idx_np.max() >= len(items)):

@@ -130,7 +130,7 @@ class DictionaryPlan(_FixedPlan):
         """Every page's items from the bytes of ``_item_ranges`` (None: they do not add up)."""
         parts = []
         for k, d in enumerate(self._shapes.values()):
-            part = whole.shared_strings(d.items, d.count, bufs[2 * k], bufs[2 * k + 1], self.dtype)
+            part = whole.shared_strings(d.items, d.num_items, bufs[2 * k], bufs[2 * k + 1], self.dtype)
             if part is None:
                 return None  # the node decoder reports them
             parts.append(part)
@@ -340,7 +340,7 @@ def _dictionary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> Tak
     counts = [0] * n
     shapes = {i: cast(whole.Dictionary, table.shape(i, dtype)) for i in pages}
     for i, d in shapes.items():
-        plans[i], counts[i] = (NO_VALIDITY, d.indices, -1, d.width * 8), d.count
+        plans[i], counts[i] = (NO_VALIDITY, d.indices, -1, d.width * 8), d.num_items
     width = max(p[3] for p in plans) // 8 or 1
     return DictionaryPlan(table, take_few.FlatValues(table, plans, width), dtype, shapes, counts)
 

@@ -24,8 +24,8 @@ and the caller takes the node decoder (which reports damaged files with their de
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -41,27 +41,24 @@ from lancelot.util.types import is_variable, is_whole_bytes
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-@dataclass(frozen=True)
-class Flat:
+class Flat(NamedTuple):
     values: int  # page buffer index
     validity: int  # page buffer index of the bitmap, -1 when every value is valid
     bits: int  # bits per value
 
 
-@dataclass(frozen=True)
-class Binary:
+class Binary(NamedTuple):
     offsets: int  # page buffer index of the end offsets
     width: int  # their bytes each
     data: int  # page buffer index of the bytes
     adjust: int  # null_adjustment (0: no nulls)
 
 
-@dataclass(frozen=True)
-class Dictionary:
+class Dictionary(NamedTuple):
     indices: int  # page buffer index
     width: int  # index bytes
     items: Binary
-    count: int  # dictionary items
+    num_items: int  # dictionary items
 
 
 ALL_NULLS = "all_nulls"
@@ -244,11 +241,11 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
     if isinstance(s, Binary):
         return strings(s, n, bufs[0], bufs[1], t)
     assert isinstance(s, Dictionary)
-    items = strings(s.items, s.count, bufs[1], bufs[2], t)
+    items = strings(s.items, s.num_items, bufs[1], bufs[2], t)
     if items is None or len(bufs[0]) < n * s.width:
         return None
     idx = np.frombuffer(bufs[0], UINT[s.width], n).astype(np.int64)
-    if n and idx.max() > s.count:
+    if n and idx.max() > s.num_items:
         return None
     present = idx > 0
     if present.all():
