@@ -28,6 +28,7 @@ from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.extension_types import stored_array
 from lancelot.format.container import ContainerWriter
 from lancelot.inputs import as_batches, type_name
+from lancelot.io.counters import count_write
 from lancelot.schema import normalize_schema, normalized
 from lancelot.versions import FileVersion
 from lancelot.zonemap_stats import leaf_columns
@@ -366,6 +367,7 @@ class LanceWriter:
                     gbufs.append(zones)
                 self._out.finish([c.metadata() for c in columns], gbufs)
                 self._closed = True
+                count_write(int(self._out.pos))
             except BaseException:
                 self.abort()
                 raise

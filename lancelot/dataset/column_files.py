@@ -19,6 +19,7 @@ from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
+from lancelot.encodings.structural.write_pipeline import INLINE_BYTES
 from lancelot.errors import LanceError, RetryableCommitConflictError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.util.pools import shared_pool
@@ -120,9 +121,10 @@ def write_column_files(
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows) written with
     ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn);
     when ``pure`` (SQL expressions), two fragments side by side; given ``groups`` (``values`` of each of a run of
-    fragments at once), by runs of up to ``SCAN_ROWS`` rows.  Each file is written on another thread while this one
-    prepares the next (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are
-    taken from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
+    fragments at once), by runs of up to ``SCAN_ROWS`` rows.  Each file (but a small one) is written on another
+    thread while this one prepares the next (at most a few fragments' new columns in memory).  With a ``checkpoint``,
+    fragments it holds are taken from it, and each fragment written is recorded in it (its file then survives a
+    failure of the rest)."""
     from concurrent.futures import Future, wait
 
     written: list[str] = []
@@ -165,8 +167,12 @@ def write_column_files(
             t = new_values(f, t if t is not None else values(f), schema)
             if prev is not None:
                 prev.result()  # the previous file is written (or its error raised)
+                prev = None
             out.append(nf)
-            prev = pool.submit(write, nf, t)
+            if t.nbytes < INLINE_BYTES:  # a small file: written here (handing it over costs more than it saves)
+                write(nf, t)
+            else:
+                prev = pool.submit(write, nf, t)
         if prev is not None:
             prev.result()
     except BaseException:

@@ -101,9 +101,13 @@ def read_all(
             for i, t in zip(group, read_group(members, cols, filt, need_pos)):
                 out[i] = finish(frags[i], t)
 
-    pool = fragment_pool() if local else remote_tasks()
-    for fut in [pool.submit(task, g) for g in tasks(frags, order)]:
-        fut.result()
+    groups = tasks(frags, order)
+    if len(groups) == 1:  # one task (a run of small fragments): on this thread, nothing to overlap it with
+        task(groups[0])
+    else:
+        pool = fragment_pool() if local else remote_tasks()
+        for fut in [pool.submit(task, g) for g in groups]:
+            fut.result()
     return [t for t in out if t is not None]
 
 

@@ -479,17 +479,28 @@ class MergeInsertBuilder:
         n_updated = sum(len(p) for _, p, _ in updated_parts)
 
         def batches() -> Iterator[pa.Table]:
+            rest = [c for c in cur.schema.names if c not in src.column_names]
+            some: list[np.ndarray] = []  # (the source holds every column: one take for many fragments' rows)
+            n = 0
             for f, pos, srow in updated_parts:
                 if not len(pos):
                     continue
+                if not rest:
+                    rows.keep_ids(f, pos)
+                    some.append(srow)
+                    n += len(srow)
+                    if n >= 65536:
+                        yield src.take(pa.array(np.concatenate(some)))
+                        some, n = [], 0
+                    continue
                 new = src.take(pa.array(srow))
-                rest = [c for c in cur.schema.names if c not in new.column_names]
-                if rest:
-                    old = blob_write.with_values(f, f.take_physical(rest, pos))  # blobs: values
-                    for c in rest:
-                        new = new.append_column(old.schema.field(c), old.column(c))
+                old = blob_write.with_values(f, f.take_physical(rest, pos))  # blobs: values
+                for c in rest:
+                    new = new.append_column(old.schema.field(c), old.column(c))
                 rows.keep_ids(f, pos)
                 yield new
+            if some:
+                yield src.take(pa.array(np.concatenate(some)))
             for a in range(0, len(inserted), 65536):
                 yield src.take(pa.array(inserted[a : a + 65536]))
 

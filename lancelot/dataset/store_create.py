@@ -22,6 +22,7 @@ from lancelot.dataset.store_files import fault, fsync_dir, local_temp, unlink
 from lancelot.dataset.store_paths import StorePaths
 from lancelot.dataset.store_writes import create_local
 from lancelot.errors import LanceError
+from lancelot.io.counters import count_write
 
 
 class UnsafeCommitError(LanceError):
@@ -81,6 +82,7 @@ class StoreCreate(StorePaths):
                 "commit could overwrite a concurrent writer's; use a local path, s3:// (s3fs) or memory://",
                 path=self.uri,
             )
+        count_write(len(data))
         fault("create:after")
 
     def _exists(self, path: str) -> ObjectAlreadyExistsError:

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lancelot.dataset.store_files import fault, fsync_dir, local_temp, local_writer, unlink, upload_writer
 from lancelot.dataset.store_paths import StorePaths
+from lancelot.io.counters import count_write
 
 if TYPE_CHECKING:
     from lancelot.writer import LanceWriter
@@ -39,6 +40,7 @@ class StoreWrites(StorePaths):
                 fsync_dir(os.path.dirname(full))
         else:
             self.fs.pipe_file(full, bytes(data))
+        count_write(len(data))
         fault("put:after")
 
     def put_new(self, path: str, data: bytes) -> None:
@@ -55,6 +57,7 @@ class StoreWrites(StorePaths):
             return self.put(path, data)
         if self.sync:
             fsync_dir(os.path.dirname(full))
+        count_write(len(data))
         fault("put:after")
 
     def put_hint(self, path: str, data: bytes) -> None:
@@ -80,6 +83,7 @@ class StoreWrites(StorePaths):
         if linked:
             return self.put(path, data)
         write_closing(fd, data, False, size=st.st_size)
+        count_write(len(data))
         fault("put:after")
 
     def delete(self, path: str) -> None:

@@ -98,11 +98,11 @@ def constant_value(values: pa.Array) -> tuple[bytes | None, np.ndarray | None] |
     if pa.types.is_dictionary(values.type) or values.null_count == len(values):
         return None
     arr = storage(values)
+    if arr.null_count == 0 and len(arr) > 2 and arr[0] != arr[len(arr) - 1]:
+        return None  # the common case, decided on two values
     if _sample_varies(arr):
-        return None  # the common case, decided on a few hundred values
+        return None  # decided on a few hundred values
     if is_variable(arr.type):
-        if arr.null_count == 0 and len(arr) > 2 and arr[0] != arr[len(arr) - 1]:
-            return None
         lengths = pc.binary_length(arr)
         lo_hi = pc.min_max(lengths).as_py()
         if lo_hi["min"] != lo_hi["max"] or pc.count_distinct(arr).as_py() != 1:
