@@ -37,6 +37,7 @@ from lancelot.errors import DatasetSchemaError, LanceError, OSErrorMessage
 from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.sql.errors import EvaluationError, SqlError
 from lancelot.sql.expression_tree import check_fields
+from lancelot.util.arrays import combined
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -383,12 +384,12 @@ class NewRows:
                 if not t.num_rows:
                     continue
                 if held and (n >= COALESCE_ROWS or not t.schema.equals(held[0].schema)):
-                    yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
+                    yield from combined(self.conform(pa.concat_tables(held))).to_batches()
                     held, n = [], 0
                 held.append(t)
                 n += t.num_rows
             if held:
-                yield from self.conform(pa.concat_tables(held)).combine_chunks().to_batches()
+                yield from combined(self.conform(pa.concat_tables(held))).to_batches()
 
         frags = write_fragments(
             gen(),

@@ -28,6 +28,7 @@ from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.errors import LanceError
 from lancelot.format.pb import table_pb2
+from lancelot.util.arrays import combined
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -58,7 +59,7 @@ def rewrite_group(
                 yield from blob_write.with_bytes(f, f.to_batches(**scan))  # blobs: their values (dataset/blob_write.py)
             return
         for chunk in row_groups(group, SCAN_ROWS):  # one scan per group of small fragments, not one per fragment
-            yield from ds.scanner(fragments=chunk, scan_in_order=True).to_table().combine_chunks().to_batches()
+            yield from combined(ds.scanner(fragments=chunk, scan_in_order=True).to_table()).to_batches()
 
     sizes = _binary_copy_sizes(group, target_rows_per_fragment, data_version, opts, where)
     max_bytes = opts.max_bytes_per_file

@@ -27,6 +27,7 @@ from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
 from lancelot.dataset.scan import apply_filter, filter_columns, filter_paths
 from lancelot.dataset.scan_projection import with_row_columns
+from lancelot.util.arrays import combined
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -62,22 +63,7 @@ def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
 def _joined(held: list[pa.Table]) -> Iterator[pa.RecordBatch]:
     """The tables ``held`` as one batch (none if there are none, or no columns)."""
     if held and held[0].num_columns:
-        yield _combined(pa.concat_tables(held) if len(held) > 1 else held[0]).to_batches()[0]
-
-
-def _combined(t: pa.Table) -> pa.Table:
-    """``t`` in one chunk; dictionaries whose values hold a null (2.0 files: one per fragment), which pyarrow cannot
-    unify, encoded anew from their values."""
-    try:
-        return t.combine_chunks()
-    except pa.ArrowInvalid:
-        cols = []
-        for f, col in zip(t.schema, t.columns, strict=True):
-            if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
-                values = col.cast(f.type.value_type).combine_chunks()
-                col = pa.chunked_array([pc.dictionary_encode(values).cast(f.type)])
-            cols.append(col)
-        return pa.Table.from_arrays(cols, schema=t.schema).combine_chunks()
+        yield combined(pa.concat_tables(held) if len(held) > 1 else held[0]).to_batches()[0]
 
 
 def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
@@ -90,12 +76,12 @@ def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBa
         n += b.num_rows
         if n < size:
             continue
-        t = _combined(pa.Table.from_batches(held))
+        t = combined(pa.Table.from_batches(held))
         full = n - n % size
         yield from t.slice(0, full).to_batches(max_chunksize=size)
         held, n = ([t.slice(full).to_batches()[0]], n - full) if n > full else ([], 0)
     if n:
-        yield _combined(pa.Table.from_batches(held)).to_batches()[0]
+        yield combined(pa.Table.from_batches(held)).to_batches()[0]
 
 
 def late(scan: LanceScanner) -> bool:

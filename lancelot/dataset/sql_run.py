@@ -29,6 +29,7 @@ from lancelot.sql.nullability import STRICT_OPERATORS, nullable
 from lancelot.sql.translate import Translator
 from lancelot.sql.udfs import decimal_arith, decimal_widen
 from lancelot.sql.values import ARITHMETIC, COMPARISONS, Val, const_val, unparen
+from lancelot.util.arrays import unified_dictionaries
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -388,6 +389,7 @@ def run_select(
         out = _projected(scanned, exprs, out_schema)
         return out_schema, (b for t in out for b in t.to_batches(max_chunksize=batch_size or _BATCH_ROWS))
     (base,) = scanned  # one table (see _scan)
+    base = unified_dictionaries(base)
     out, fields, hidden = _aggregate(q, base, typed) if grouped else _rows(q, base, typed)
     if q.distinct:
         if hidden:
@@ -543,6 +545,9 @@ def _sort_plain(out: pa.Table, q: Select, first: int | None) -> pa.Table:
         name = _output_of(q, node) or f"\x00order{i}"
         if any(k == name for k, _ in keys):  # (a column already sorted on: ``ORDER BY c0, big`` of ``big AS c0``)
             continue
+        if pa.types.is_dictionary(out.schema.field(name).type):  # (Arrow sorts no dictionaries: by their values)
+            out = out.append_column(f"\x00values{i}", out.column(name).cast(out.schema.field(name).type.value_type))
+            name = f"\x00values{i}"
         if out.column(name).null_count:
             flag = f"\x00null{i}"
             out = out.append_column(flag, pc.is_null(out.column(name)))

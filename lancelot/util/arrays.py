@@ -129,3 +129,31 @@ def take_table(t: pa.Table, indices: pa.Array) -> pa.Table:
         else:
             cols.append(col.take(indices))
     return pa.Table.from_arrays(cols, schema=t.schema)
+
+
+def unified_dictionaries(t: pa.Table) -> pa.Table:
+    """``t`` with the chunks of each dictionary column sharing one dictionary (Acero's grouping and sorting need
+    it); a column pyarrow cannot unify (a dictionary holding a null value: 2.0 files store null as a dictionary
+    item, one dictionary per fragment) is encoded anew from its values."""
+    if not any(pa.types.is_dictionary(f.type) for f in t.schema):
+        return t
+    cols = []
+    for f, col in zip(t.schema, t.columns, strict=True):
+        if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
+            try:
+                col = col.unify_dictionaries()
+            except pa.ArrowInvalid:
+                col = pa.chunked_array(
+                    [pc.dictionary_encode(col.cast(f.type.value_type).combine_chunks()).cast(f.type)]
+                )
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=t.schema)
+
+
+def combined(t: pa.Table) -> pa.Table:
+    """``t.combine_chunks()``, also when pyarrow cannot unify a dictionary column's chunks
+    (``unified_dictionaries``)."""
+    try:
+        return t.combine_chunks()
+    except pa.ArrowInvalid:
+        return unified_dictionaries(t).combine_chunks()
