@@ -138,8 +138,7 @@ class LocalFileSource(ByteSource):
                 out.append(data)
             else:
                 return out
-            self._early = {}  # (spent: a later round reads the page cache as below, not the general way)
-        if self._nowait and not self._staged:
+        elif self._nowait and not self._staged:
             cached = self._read_all_cached(ranges)
             if cached is not None:
                 return cached
