@@ -80,8 +80,9 @@ test: java $(STAMP)
 	$(BIN)/ruff format --check lancelot pyspark_lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory docs
-	@# the lowest-versions venvs are built (mostly downloads and unpacking) while the suite runs
-	$(MAKE) --no-print-directory $(MIN_STAMP) $(MIN_CORE_STAMP) > min-venvs.log 2>&1 & venvs=$$!; \
+	@# the lowest-versions venvs are built (mostly downloads and unpacking) while the suite runs; by `make`,
+	@# not $$(MAKE): make runs a line naming $$(MAKE) even when `make -n` asks it only to print it
+	make --no-print-directory $(MIN_STAMP) $(MIN_CORE_STAMP) > min-venvs.log 2>&1 & venvs=$$!; \
 	$(BIN)/python -m pytest -q --durations=40 -n 2 tests; rc=$$?; \
 	wait $$venvs || { cat min-venvs.log; echo "building the lowest-versions venvs failed"; exit 1; }; exit $$rc
 	$(MAKE) --no-print-directory smoke-min
