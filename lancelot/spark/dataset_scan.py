@@ -136,9 +136,10 @@ def pin_version(
     best = None
     for v in sorted(versions.names):
         ts = load_manifest(store, ds.uri, versions, v).manifest.timestamp
-        # to the millisecond, rounded down: a version's time as printed by pylance (which may lose the
-        # last microsecond in a float) still selects it
-        t = dt.datetime.fromtimestamp(ts.seconds, dt.timezone.utc) + dt.timedelta(milliseconds=ts.nanos // 10**6)
+        # to the millisecond, rounded down, after a microsecond less: a version's time as printed by pylance
+        # (which may lose the last microsecond in a float, .123000 as .122999) still selects it
+        us = int(ts.seconds) * 10**6 + int(ts.nanos) // 1000 - 1
+        t = dt.datetime.fromtimestamp(0, dt.timezone.utc) + dt.timedelta(milliseconds=us // 1000)
         if t <= timestamp:
             best = v
     if best is None:
