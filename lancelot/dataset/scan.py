@@ -186,10 +186,12 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
     cannot convert) as a SqlError, a ValueError as pylance's."""
     try:
         run = direct(filter)  # the kernels called on whole columns: Acero calls a UDF per 32k rows
-        if run is not None:
-            mask = run(table)
-            if isinstance(mask, pa.ChunkedArray | pa.Array) and len(mask) == table.num_rows:
-                return table.filter(mask)
+        try:
+            mask = None if run is None else run(table)
+        except KeyError:  # a column the table lacks: Acero's error below, as pylance's
+            mask = None
+        if isinstance(mask, pa.ChunkedArray | pa.Array) and len(mask) == table.num_rows:
+            return table.filter(mask)
         if table.num_rows >= SMALL_FILTER_ROWS:
             return table.filter(filter)
         from pyarrow.acero import Declaration, FilterNodeOptions, TableSourceNodeOptions

@@ -102,3 +102,14 @@ def test_float_comparisons_keep_their_nan_order_and_prune(sql, zone, tmp_path):
     ours = lancelot.dataset(uri).to_table(filter=sql)
     assert str(ours.column("x").to_pylist()) == str(theirs.column("x").to_pylist())
     assert lancelot.dataset(uri).count_rows(sql) == theirs.num_rows
+
+
+def test_a_filter_naming_a_column_the_table_lacks_is_a_sql_error():
+    """The direct evaluation of a filter meets a column the read table lacks: the error is Acero's, as a SqlError
+    (a ValueError and OSError as pylance's), not a KeyError (found by the differential sequences, seed 569)."""
+    from lancelot.dataset.scan import apply_filter
+
+    expr = parse_filter("r4 > 40", pa.schema([("r4", pa.int64()), ("id", pa.int64())]))
+    with pytest.raises(LanceError) as info:
+        apply_filter(pa.table({"id": [1, 2]}), expr, "fragment 0")
+    assert isinstance(info.value, OSError) and not isinstance(info.value, KeyError)
